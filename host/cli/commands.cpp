@@ -1,0 +1,147 @@
+#include "cli/commands.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "build_info.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/logging.hpp"
+#include "commands/compare/compare_command.hpp"
+#include "commands/plugins/plugins_command.hpp"
+#include "plugin_host/plugin_registry.hpp"
+
+namespace acccheck::host {
+
+PluginSearch plugin_search_from(const po::variables_map& vm) {
+  PluginSearch s;
+  std::vector<std::string> cli_dirs;
+  if (vm.count("plugin-dir")) cli_dirs = vm["plugin-dir"].as<std::vector<std::string>>();
+  s.dirs = plugin_search_dirs(cli_dirs);
+  if (vm.count("plugin")) s.files = vm["plugin"].as<std::vector<std::string>>();
+  return s;
+}
+
+namespace {
+
+void add_dump_options(po::options_description& d) {
+  d.add_options()
+      ("dump-path", po::value<std::string>(), "output root of the dump (step<N>/rank<R>/dump.json)")
+      ("task", po::value<std::string>()->default_value("statistics"), "statistics or tensor")
+      ("step", po::value<std::vector<int>>()->multitoken(), "steps to dump (default: all)");
+}
+
+void add_run_ut_options(po::options_description& d) {
+  d.add_options()
+      ("api-info", po::value<std::string>(), "dump.json to replay (msprobe: -api_info)")
+      ("out,o", po::value<std::string>()->default_value("./"), "output folder (msprobe: -o)")
+      ("save-error-data", po::bool_switch(), "save inputs/outputs of APIs that did not pass")
+      ("jit-compile,j", po::bool_switch(), "NPU only: jit compile mode (msprobe: -j)")
+      ("device-id,d", po::value<std::vector<int>>()->multitoken(), "device ids (msprobe: -d)")
+      ("csv-path", po::value<std::string>(), "resume from this accuracy_checking_result_<ts>.csv")
+      ("filter-api,f", po::bool_switch(), "de-duplicate repeated calls (msprobe: -f)")
+      ("msprobe-config", po::value<std::string>(), "msprobe config.json; its run_ut section (msprobe: -config)")
+      ("num-splits,n", po::value<int>(), "parallel workers (msprobe: -n)")
+      ("device", po::value<std::string>(), "device plugin to test: cpu, npu-sim, cuda, npu, ...")
+      ("device-config", po::value<std::string>(), "YAML settings for the device plugin (e.g. npu-sim faults)");
+}
+
+const std::vector<std::pair<std::string, std::string>> kRunUtSpellings = {
+    {"-api_info", "--api-info"}, {"--api_info_file", "--api-info"}, {"--out_path", "--out"},
+    {"-save_error_data", "--save-error-data"}, {"--jit_compile", "--jit-compile"},
+    {"-csv_path", "--csv-path"}, {"--result_csv_path", "--csv-path"}, {"--filter_api", "--filter-api"},
+    {"-config", "--msprobe-config"}, {"--config_path", "--msprobe-config"}, {"--num_splits", "--num-splits"},
+};
+
+const std::vector<std::pair<std::string, std::string>> kCompareSpellings = {
+    {"-npu", "--npu"}, {"--npu_csv_path", "--npu"}, {"-gpu", "--gpu"}, {"--gpu_csv_path", "--gpu"},
+    {"--out_path", "--out"},
+};
+
+void print_general_help() {
+  std::cout << "acccheck " << ACCCHECK_VERSION
+            << " - find the PyTorch operators whose results are numerically wrong on an accelerator\n\n"
+               "Usage: acccheck COMMAND [OPTIONS]\n       acccheck COMMAND --help\n\nCommands:\n";
+  for (const auto& c : all_commands()) {
+    std::string pad(10 - std::min<std::size_t>(9, c.name.size()), ' ');
+    std::cout << "  " << c.name << pad << c.summary << (c.run ? "" : "  [not available yet]") << "\n";
+  }
+  std::cout << "\nOptions: --help, --version\n\n" << kExitCodeHelp;
+}
+
+int not_available(const CommandSpec& spec) {
+  std::cerr << "acccheck " << spec.name << ": not available yet: " << spec.not_available << "\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+const std::vector<CommandSpec>& all_commands() {
+  static const std::vector<CommandSpec> commands = {
+      {"dump", "capture every operator call of a LibTorch program (SDK or `dump -- PROG`)", add_dump_options,
+       {}, nullptr, "the capture engine is delivered by the dump issue", "[-- PROGRAM [ARGS...]]"},
+      {"run_ut", "replay captured calls on a device and on the CPU benchmark; write per-API metrics",
+       add_run_ut_options, kRunUtSpellings, nullptr, "the replay engine is delivered by the run_ut issue", ""},
+      {"compare", "judge NPU run_ut details against GPU details with the precision standards",
+       add_compare_options, kCompareSpellings, run_compare, "", ""},
+      {"plugins", "list hook, device and metric plugins: loaded, available, refused and why",
+       add_plugins_options, {}, run_plugins, "", ""},
+      {"demo", "dump, run_ut and compare the bundled example end to end", [](po::options_description&) {}, {},
+       nullptr, "needs dump and run_ut (end-to-end issue); run `acccheck plugins` meanwhile", ""},
+  };
+  return commands;
+}
+
+int run_main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_general_help();
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  if (args[0] == "--version") {
+    std::cout << "acccheck " << ACCCHECK_VERSION << " (plugin ABI " << kAbiMajor << "." << kAbiMinor
+              << ", LibTorch " << ACCCHECK_HOST_TORCH_VERSION << ")\n";
+    return kExitOk;
+  }
+  const auto& commands = all_commands();
+  auto it = std::find_if(commands.begin(), commands.end(), [&](const CommandSpec& c) { return c.name == args[0]; });
+  if (it == commands.end()) {
+    std::cerr << "acccheck: unknown command '" << args[0] << "' (see acccheck --help)\n";
+    return kExitUsage;
+  }
+  const CommandSpec& spec = *it;
+  po::options_description desc("Options for 'acccheck " + spec.name + "'");
+  add_common_options(desc);
+  spec.add_options(desc);
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  po::variables_map vm;
+  std::vector<std::string> passthrough;
+  try {
+    vm = parse_command(spec, desc, rest, spec.name == "dump" ? &passthrough : nullptr);
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck " << spec.name << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (vm.count("help")) {
+    std::cout << "Usage: acccheck " << spec.name << " [OPTIONS] " << spec.usage_tail << "\n" << spec.summary
+              << "\n\n" << desc << "\n" << kExitCodeHelp;
+    if (!spec.run) std::cout << "\nNot available yet: " << spec.not_available << "\n";
+    return kExitOk;
+  }
+  try {
+    setup_logging(vm["log-level"].as<std::string>());
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck " << spec.name << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (!spec.run) return not_available(spec);
+  try {
+    return spec.run(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck " << spec.name << ": internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace acccheck::host

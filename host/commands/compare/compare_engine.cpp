@@ -1,0 +1,304 @@
+#include "commands/compare/compare_engine.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <regex>
+#include <unordered_map>
+
+#include <acccheck/csv.hpp>
+#include <acccheck/number_format.hpp>
+#include <acccheck/output_file.hpp>
+
+#include "commands/compare/details_table.hpp"
+
+namespace fs = std::filesystem;
+
+namespace acccheck::host {
+
+const std::vector<std::string>& compare_details_columns() {
+  static const std::vector<std::string> cols = {
+      "API Name", "小值域错误比值", "小值域判定结果", "均方根误差比值", "均方根误差判定结果", "相对误差最大值比值",
+      "相对误差最大值判定结果", "相对误差平均值比值", "相对误差平均值判定结果", "误差均衡性比值", "误差均衡性判定结果",
+      "inf/nan错误率", "inf/nan判定结果", "相对误差错误率", "相对误差判定结果", "绝对误差错误率", "绝对误差判定结果",
+      "二进制一致错误率", "二进制一致错误率判定结果", "ULP误差平均值", "ULP误差大于阈值占比", "ULP误差大于阈值占比比值",
+      "ULP误差判定结果", "双千指标", "双千指标判定结果", "比对结果", "比对算法", "Message"};
+  return cols;
+}
+
+namespace {
+
+constexpr const char* kUnsupportedDtypeMessage = "This data type does not support benchmark compare.";
+constexpr const char* kNoGpuRowMessage = "no matching GPU row";
+
+// Statuses of one API, gathered over its consecutive rows (precision-standards.md §6.3 step 9).
+struct PendingApi {
+  std::string api;
+  std::string short_api;
+  std::vector<Verdict> forward, backward;
+  std::string skip_message;         // Message of the last forward row, if it was SKIP
+  bool any_supported = false;       // some row had a dtype compare supports
+  bool active = false;
+  std::vector<std::vector<std::string>> queued_rows;  // result rows that must follow this API's
+};
+
+std::string aggregate(const std::vector<Verdict>& v) {
+  if (v.empty()) return " ";
+  if (std::all_of(v.begin(), v.end(), [](Verdict x) { return x == Verdict::skip; })) return "SKIP";
+  if (std::any_of(v.begin(), v.end(), [](Verdict x) { return x == Verdict::error; })) return "error";
+  if (std::any_of(v.begin(), v.end(), [](Verdict x) { return x == Verdict::warning; })) return "Warning";
+  return "pass";
+}
+
+bool blank(std::string_view s) { return s.empty() || is_python_space(s); }
+
+// Formula characters at the start of a cell (or after ';') are refused: the reference aborts on
+// them to prevent CSV injection into spreadsheet tools.
+bool looks_like_csv_injection(const std::string& name) {
+  static const std::regex pattern("^[＋－＝％＠+\\-=%@]|;[＋－＝％＠+\\-=%@]");
+  return std::regex_search(name, pattern);
+}
+
+class ResultWriter {
+ public:
+  ResultWriter(const std::string& path, const std::vector<std::string>& header) : file_(path) {
+    std::string out(kUtf8Bom);
+    append_csv_record(out, header);
+    file_.write(out);
+  }
+  void row(const std::vector<std::string>& fields) {
+    buf_.clear();
+    append_csv_record(buf_, fields);
+    file_.write(buf_);
+  }
+  void commit() { file_.commit(); }
+
+ private:
+  AtomicOutputFile file_;
+  std::string buf_;
+};
+
+void prepare_out_dir(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      if (!fs::is_directory(dir, ec)) throw OutputError(dir + ": output folder is a symbolic link to a non-folder");
+    } else if (!S_ISDIR(st.st_mode)) {
+      throw OutputError(dir + ": exists and is not a folder");
+    }
+    return;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw OutputError(dir + ": cannot create output folder: " + ec.message());
+}
+
+}  // namespace
+
+CompareEngine::CompareEngine(const StandardSelector& selector, std::map<std::string, MetricPlugin*> plugins)
+    : selector_(selector), plugins_(std::move(plugins)) {}
+
+CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summary) {
+  GpuIndex gpu;
+  try {
+    gpu.load(in.gpu_details);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+
+  std::unique_ptr<CsvReader> npu_reader;
+  try {
+    npu_reader = std::make_unique<CsvReader>(in.npu_details);
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+  DetailsHeader npu_header = read_details_header(*npu_reader);
+
+  // Columns of user metric plugins that are not among the reference's 28 go after Message.
+  std::vector<std::string> columns = compare_details_columns();
+  for (const auto& [id, plugin] : plugins_)
+    for (const auto& c : plugin->compare_columns())
+      if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+  std::unordered_map<std::string, std::size_t> column_pos;
+  for (std::size_t i = 0; i < columns.size(); ++i) column_pos.emplace(columns[i], i);
+  const std::size_t kResultCol = column_pos.at("比对结果"), kAlgoCol = column_pos.at("比对算法"),
+                    kMessageCol = column_pos.at("Message");
+
+  CompareOutputs outputs;
+  try {
+    prepare_out_dir(in.out_dir);
+  } catch (const OutputError&) {
+    throw;
+  }
+  outputs.details_path = (fs::path(in.out_dir) / ("api_precision_compare_details_" + in.timestamp + ".csv")).string();
+  outputs.result_path = (fs::path(in.out_dir) / ("api_precision_compare_result_" + in.timestamp + ".csv")).string();
+  std::unique_ptr<ResultWriter> details, results;
+  try {
+    details = std::make_unique<ResultWriter>(outputs.details_path, columns);
+    results = std::make_unique<ResultWriter>(outputs.result_path,
+                                             std::vector<std::string>{"API Name", "Forward Test Success",
+                                                                      "Backward Test Success", "Message"});
+  } catch (const std::exception& e) {
+    throw OutputError(e.what());
+  }
+
+  PendingApi pending;
+  auto emit_pending = [&]() {
+    if (!pending.active) return;
+    std::vector<std::string> row;
+    if (!pending.any_supported) {
+      row = {pending.api, "SKIP", "SKIP", kUnsupportedDtypeMessage};
+    } else {
+      std::string fwd = aggregate(pending.forward), bwd = aggregate(pending.backward);
+      std::string message;
+      if (fwd == "error")
+        if (const std::string* note = selector_.note_for(pending.short_api)) message += *note;
+      if (fwd == "SKIP") message += pending.skip_message;
+      row = {pending.api, fwd, bwd, message};
+    }
+    results->row(row);
+    summary.add_api(row[0], row[1], row[2]);
+    for (const auto& q : pending.queued_rows) {
+      results->row(q);
+      summary.add_api(q[0], q[1], q[2]);
+    }
+    pending = PendingApi{};
+  };
+  // A result row of its own (invalid name, unjudgeable row): after the API being gathered, so
+  // result rows keep input order.
+  auto standalone_result = [&](std::vector<std::string> row) {
+    if (pending.active) {
+      pending.queued_rows.push_back(std::move(row));
+    } else {
+      results->row(row);
+      summary.add_api(row[0], row[1], row[2]);
+    }
+  };
+
+  const std::size_t name_idx = *npu_header.find("API Name");
+  const std::size_t dtype_idx = *npu_header.find("DEVICE Dtype");
+  const auto shape_idx = npu_header.find("Shape");
+  const auto message_idx = npu_header.find("Message");
+  std::unordered_map<std::string, std::size_t> npu_lines;  // duplicate detection
+  std::vector<std::string> fields;
+  std::vector<std::string_view> gpu_cells;
+  std::vector<std::string> out(columns.size());
+  const std::size_t expected_fields = npu_header.columns.size();
+
+  try {
+    while (npu_reader->next(fields)) {
+      if (fields.size() == 1 && fields[0].empty()) continue;
+      const std::size_t line = npu_reader->record_line();
+      if (fields.size() != expected_fields)
+        throw InputError(in.npu_details + ": line " + std::to_string(line) + ": expected " +
+                         std::to_string(expected_fields) + " fields, found " + std::to_string(fields.size()) +
+                         " (truncated or malformed row)");
+      const std::string& name = fields[name_idx];
+      if (looks_like_csv_injection(name))
+        throw InputError(in.npu_details + ": line " + std::to_string(line) + ": API Name '" + name +
+                         "' starts with a formula character (+ - = % @); refusing it (CSV injection)");
+      auto [dup, fresh] = npu_lines.emplace(name, line);
+      if (!fresh)
+        throw InputError(in.npu_details + ": line " + std::to_string(line) + ": API Name '" + name +
+                         "' already appears on line " + std::to_string(dup->second) +
+                         " (each output row must be unique)");
+
+      const std::string npu_message = message_idx ? fields[*message_idx] : std::string();
+      std::fill(out.begin(), out.end(), std::string(" "));
+      out[0] = name;
+      RowName rn = parse_row_name(name);
+      if (!rn.valid) {
+        std::string msg = "The API name " + name + " is invalid.";
+        out[kResultCol] = "SKIP";
+        out[kMessageCol] = msg;
+        details->row(out);
+        summary.add_row(name, "", Verdict::skip, "", 0.0);
+        standalone_result({name, "SKIP", "SKIP", msg});
+        continue;
+      }
+
+      if (pending.active && pending.api != rn.api) emit_pending();
+
+      DetailsRow npu_row(npu_header, fields);
+      const std::string& dtype = fields[dtype_idx];
+      Verdict verdict = Verdict::skip;
+      std::string message;
+      std::string standard;
+      bool unsupported = false;
+      bool row_is_own_result = false;
+      Judgement judgement;
+
+      if (!gpu.find(name, gpu_cells)) {
+        message = kNoGpuRowMessage;  // the reference silently drops such rows (docs/compat.md a)
+        out[kResultCol] = "SKIP";
+        out[kMessageCol] = message;
+      } else if (blank(dtype) || selector_.unsupported_dtype(dtype) || (shape_idx && fields[*shape_idx] == "(0,)")) {
+        unsupported = !blank(dtype) && selector_.unsupported_dtype(dtype);
+        message = npu_message;
+        out[kResultCol] = "SKIP";
+        out[kMessageCol] = message;
+      } else {
+        standard = selector_.select(rn.short_api, dtype, !blank(npu_row.cell("相对误差错误率")));
+        MetricPlugin* plugin = plugins_.at(standard);
+        IndexedRow gpu_row(gpu.kept_columns(), gpu_cells);
+        try {
+          judgement = plugin->judge(JudgeInput{npu_row, gpu_row, dtype});
+          verdict = judgement.verdict;
+          message = judgement.message;
+          for (const auto& [col, text] : judgement.cells) {
+            auto pos = column_pos.find(col);
+            if (pos != column_pos.end()) out[pos->second] = text;
+          }
+          out[kResultCol] = verdict_text(verdict);
+          out[kAlgoCol] = std::string(plugin->algorithm_name());
+          out[kMessageCol] = message;
+        } catch (const UnjudgeableRow& e) {
+          std::fill(out.begin() + 1, out.end(), std::string(" "));
+          message = e.what();
+          out[kResultCol] = "SKIP";
+          out[kMessageCol] = message;
+          row_is_own_result = true;
+        }
+      }
+      details->row(out);
+      summary.add_row(name, standard, verdict, judgement.deciding_metric, judgement.severity);
+      if (row_is_own_result) {
+        standalone_result({name, "SKIP", "SKIP", message});
+        continue;
+      }
+
+      if (!pending.active) {
+        pending.active = true;
+        pending.api = rn.api;
+        pending.short_api = rn.short_api;
+      }
+      if (unsupported) {
+        // Decided per row (docs/compat.md e): the row counts as SKIP in its direction.
+        message = kUnsupportedDtypeMessage;
+      } else {
+        pending.any_supported = true;
+      }
+      auto& list = rn.direction == "forward" ? pending.forward : pending.backward;
+      list.push_back(verdict);
+      if (rn.direction == "forward") pending.skip_message = verdict == Verdict::skip ? message : std::string();
+    }
+    emit_pending();
+  } catch (const CsvError& e) {
+    throw InputError(e.what());
+  }
+  if (npu_lines.empty()) throw InputError(in.npu_details + ": no data rows (only a header)");
+  try {
+    details->commit();
+    results->commit();
+  } catch (const std::exception& e) {
+    throw OutputError(e.what());
+  }
+  return outputs;
+}
+
+}  // namespace acccheck::host

@@ -1,0 +1,39 @@
+// The summary compare prints on stdout: verdict counts per direction and per standard, and the
+// worst APIs with the metric that decided them.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <acccheck/metric.hpp>
+
+namespace acccheck::host {
+
+class CompareSummary {
+ public:
+  explicit CompareSummary(std::size_t worst_limit = 10) : worst_limit_(worst_limit) {}
+  void add_api(const std::string& api, const std::string& forward, const std::string& backward);
+  void add_row(const std::string& row, const std::string& standard, Verdict verdict,
+               const std::string& deciding_metric, double severity);
+  void print(std::ostream& os) const;
+
+  std::size_t apis() const { return apis_; }
+  std::size_t apis_with(const std::string& verdict) const;  // forward or backward equals verdict
+
+ private:
+  struct Worst {
+    std::string row, standard, metric;
+    double severity;
+  };
+  std::size_t worst_limit_;
+  std::size_t apis_ = 0;
+  std::map<std::string, std::size_t> forward_, backward_;
+  std::map<std::string, std::map<std::string, std::size_t>> by_standard_;
+  std::size_t apis_error_ = 0, apis_warning_ = 0, apis_skip_ = 0;
+  std::vector<Worst> worst_;  // kept sorted, at most worst_limit_
+  std::size_t error_rows_ = 0;
+};
+
+}  // namespace acccheck::host

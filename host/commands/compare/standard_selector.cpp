@@ -1,0 +1,82 @@
+#include "commands/compare/standard_selector.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <acccheck/float_formats.hpp>
+
+namespace acccheck::host {
+
+namespace {
+std::string required(const Settings& s, const std::string& key) {
+  auto v = s.text(key);
+  if (!v) throw std::runtime_error("standards: missing key '" + key + "'");
+  return *v;
+}
+}  // namespace
+
+StandardSelector::StandardSelector(const Settings& s) {
+  order_ = s.list("selection/order");
+  default_ = required(s, "selection/default");
+  fp8_output_ = required(s, "selection/fp8_output");
+  fp8_input_ = required(s, "selection/fp8_input");
+  non_float_ = required(s, "selection/non_float");
+  float_dtypes_ = s.list("selection/float_dtypes");
+  unsupported_dtypes_ = s.list("selection/unsupported_dtypes");
+  for (const auto& id : order_)
+    for (const auto& api : s.list("standards/" + id + "/apis")) first_standard_of_api_.emplace(api, id);
+  const std::string prefix = "notes/";
+  for (const auto& [key, value] : s.all())
+    if (key.rfind(prefix, 0) == 0) notes_.emplace(key.substr(prefix.size()), value);
+}
+
+const std::string& StandardSelector::select(std::string_view short_api, std::string_view dtype,
+                                            bool rel_err_filled) const {
+  if (is_fp8(dtype)) return fp8_output_;
+  if (rel_err_filled) return fp8_input_;
+  if (std::find(float_dtypes_.begin(), float_dtypes_.end(), dtype) == float_dtypes_.end()) return non_float_;
+  auto it = first_standard_of_api_.find(std::string(short_api));
+  return it == first_standard_of_api_.end() ? default_ : it->second;
+}
+
+bool StandardSelector::unsupported_dtype(std::string_view dtype) const {
+  return std::find(unsupported_dtypes_.begin(), unsupported_dtypes_.end(), dtype) != unsupported_dtypes_.end();
+}
+
+std::vector<std::string> StandardSelector::all_standards() const {
+  std::vector<std::string> all = order_;
+  for (const auto* s : {&default_, &fp8_output_, &fp8_input_, &non_float_})
+    if (std::find(all.begin(), all.end(), *s) == all.end()) all.push_back(*s);
+  return all;
+}
+
+const std::string* StandardSelector::note_for(std::string_view short_api) const {
+  auto it = notes_.find(std::string(short_api));
+  return it == notes_.end() ? nullptr : &it->second;
+}
+
+RowName parse_row_name(std::string_view name) {
+  std::vector<std::string_view> seg;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t dot = name.find('.', start);
+    seg.push_back(name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  RowName r;
+  if (seg.size() == 6) {
+    r.short_api = std::string(seg[1]);
+    r.api = std::string(seg[0]) + "." + r.short_api + "." + std::string(seg[2]);
+    r.direction = std::string(seg[3]);
+    r.valid = true;
+  } else if (seg.size() == 7) {
+    r.short_api = std::string(seg[1]) + "." + std::string(seg[2]);
+    r.api = std::string(seg[0]) + "." + r.short_api + "." + std::string(seg[3]);
+    r.direction = std::string(seg[4]);
+    r.valid = true;
+  }
+  return r;
+}
+
+}  // namespace acccheck::host

@@ -1,0 +1,137 @@
+// 标杆比对法 (benchmark standard, precision-standards.md §5.2): the default standard. Stage 1
+// measures small-value error share, RMSE, max/mean relative error and error balance against the
+// CPU benchmark; stage 2 compares the NPU's numbers with the GPU's as ratios.
+#include <cmath>
+
+#include <acccheck/metric.hpp>
+#include <acccheck/metric_support.hpp>
+
+namespace {
+
+using namespace acccheck;
+namespace ms = acccheck::metric_support;
+
+struct Metric {
+  const char* details_column;  // stage-1 column in accuracy_checking_details
+  const char* ratio_column;
+  const char* status_column;
+  const char* threshold_key;
+  const char* error_message;   // nullptr: reported, never decides (error balance)
+};
+const Metric kMetrics[] = {
+    {"小值域错误占比", "小值域错误比值", "小值域判定结果", "small_value", "ERROR: 小值域错误比值超过阈值\n"},
+    {"均方根误差", "均方根误差比值", "均方根误差判定结果", "rmse", "ERROR: 均方根误差比值超过阈值\n"},
+    {"相对误差最大值", "相对误差最大值比值", "相对误差最大值判定结果", "max_rel", "ERROR: 相对误差最大值比值超过阈值\n"},
+    {"相对误差平均值", "相对误差平均值比值", "相对误差平均值判定结果", "mean_rel", "ERROR: 相对误差平均值比值超过阈值\n"},
+    {"误差均衡性", "误差均衡性比值", "误差均衡性判定结果", "eb", nullptr},
+};
+
+class BenchmarkStandard final : public MetricPlugin {
+ public:
+  std::string_view standard_id() const override { return "benchmark"; }
+  std::string_view algorithm_name() const override { return "标杆比对法"; }
+  std::vector<std::string> details_columns() const override {
+    return {"误差均衡性", "均方根误差", "小值域错误占比", "相对误差最大值", "相对误差平均值"};
+  }
+  std::vector<std::string> compare_columns() const override {
+    std::vector<std::string> c;
+    for (const auto& m : kMetrics) {
+      c.push_back(m.ratio_column);
+      c.push_back(m.status_column);
+    }
+    return c;
+  }
+
+  void configure(const Settings& s) override {
+    settings_ = s;
+    for (std::size_t i = 0; i < 5; ++i)
+      thresholds_[i] = s.number(std::string("ratio_thresholds/") + kMetrics[i].threshold_key);
+  }
+
+  std::vector<MetricValue> compute(const OutputPair& out) const override {
+    const std::string dtype(out.device_dtype);
+    const double sv = settings_.number("small_value", dtype);
+    const double atol = settings_.number("small_value_atol", dtype);
+    auto e = ms::element_errors(out);
+    const std::size_t n = out.count;
+    auto small = ms::small_mask(e, sv);
+    const NumberStyle f32_style = e.float32_math ? NumberStyle::float32_repr : NumberStyle::fixed14;
+
+    std::vector<char> abs_bad(n);
+    std::size_t small_count = 0, masked = 0;
+    std::vector<double> rel_ok;  // RE' >= 0 entries
+    double rel_max = -1.0;
+    std::vector<double> squares(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      abs_bad[i] = e.abs_err[i] > atol;
+      small_count += small[i] != 0;
+      bool m = small[i] || !e.finite[i];
+      masked += m;
+      if (!m) {
+        rel_ok.push_back(e.rel_err[i]);
+        if (!(e.rel_err[i] <= rel_max)) rel_max = e.rel_err[i];  // NaN propagates like np.max
+      }
+      double a = m ? 0.0 : e.abs_err[i];
+      squares[i] = e.float32_math ? round_to_float32(a * a) : a * a;
+    }
+    std::vector<MetricValue> v;
+    // 误差均衡性, 均方根误差, 小值域错误占比, 相对误差最大值, 相对误差平均值 (details column order)
+    v.push_back({"误差均衡性", ms::error_balance(out, e), NumberStyle::fixed14});
+    double mse = e.float32_math ? ms::numpy_float32_mean(squares) : ms::numpy_float64_mean(squares);
+    if (n == 0) mse = std::nan("");
+    mse *= static_cast<double>(n) / (static_cast<double>(n - masked) + 0.0001) + 0.0001;
+    v.push_back({"均方根误差", std::sqrt(mse), NumberStyle::fixed14});
+    v.push_back({"小值域错误占比", ms::ratio_within(abs_bad, small),
+                 small_count ? NumberStyle::fixed14 : NumberStyle::integer});
+    if (rel_ok.empty() || rel_max < 0) {
+      v.push_back({"相对误差最大值", 0.0, NumberStyle::integer});
+    } else {
+      v.push_back({"相对误差最大值", rel_max, f32_style});
+    }
+    if (rel_ok.empty()) {
+      v.push_back({"相对误差平均值", 0.0, NumberStyle::integer});
+    } else {
+      double mean = e.float32_math ? ms::numpy_float32_mean(rel_ok) : ms::numpy_float64_mean(rel_ok);
+      v.push_back({"相对误差平均值", mean, f32_style});
+    }
+    return v;
+  }
+
+  Judgement judge(const JudgeInput& in) const override {
+    const std::string dtype(in.dtype);
+    const double minimum_err = settings_.number("minimum_err", dtype);
+    Judgement j;
+    std::string inf_nan_messages, error_messages;
+    for (std::size_t i = 0; i < 5; ++i) {
+      const Metric& m = kMetrics[i];
+      double x = ms::parse_cell(in.npu, m.details_column);
+      double y = ms::parse_cell(in.gpu, m.details_column);
+      auto c = ms::inf_nan_consistency(x, y);
+      double ratio;
+      if (c.nonfinite) {
+        ratio = std::nan("");
+        inf_nan_messages += std::string(m.details_column) + (c.consistent ? "同为同号inf或nan\n" : "inf或nan不一致\n");
+      } else {
+        ratio = std::fabs(x) / std::fmax(std::fabs(y), minimum_err);
+      }
+      bool error = !c.consistent || (std::isfinite(ratio) && ratio > thresholds_[i]);
+      j.cells.emplace_back(m.ratio_column, ms::fixed14(ratio));
+      j.cells.emplace_back(m.status_column, error ? "error" : "pass");
+      if (error && m.error_message) {
+        j.verdict = Verdict::error;
+        error_messages += m.error_message;
+      }
+    }
+    j.message = inf_nan_messages + error_messages;
+    return j;
+  }
+
+ private:
+  Settings settings_;
+  double thresholds_[5] = {2, 2, 10, 2, 2};
+};
+
+}  // namespace
+
+ACCCHECK_PLUGIN(metric, BenchmarkStandard, "benchmark", "1.0.0",
+                "标杆比对法: NPU/GPU ratios of small-value error, RMSE, max and mean relative error")

@@ -1,0 +1,39 @@
+// Device plugin contract: a device under test (an accelerator, or the CPU as a reference).
+// This header includes LibTorch pieces (never <torch/torch.h>); only device plugins and the
+// run_ut engine include it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+#include <torch/version.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "acccheck/device_probe.hpp"
+
+namespace acccheck {
+
+// A replacement for a vendor operator that has no CPU kernel: run_ut's benchmark calls it with
+// the raised-precision CPU arguments instead of the dispatcher op. Same boxed calling convention
+// as the dispatcher: arguments in, results out.
+using BenchFunction = std::function<std::vector<c10::IValue>(const std::vector<c10::IValue>&)>;
+
+class ACCCHECK_INTERFACE DevicePlugin : public DeviceProbe {
+ public:
+  // Runtime initialisation (load the vendor library, set the device); throws with a one-line reason.
+  virtual void initialize(const std::vector<int>& device_ids) = 0;
+  virtual c10::Device device() const = 0;
+  virtual at::Tensor to_device(const at::Tensor& cpu_tensor) const = 0;
+  virtual at::Tensor to_cpu(const at::Tensor& device_tensor) const = 0;
+  virtual void synchronize() const = 0;
+  virtual std::vector<c10::ScalarType> supported_dtypes() const = 0;
+  // Vendor operators without a CPU kernel, keyed by qualified name ("npu::npu_rms_norm").
+  virtual std::map<std::string, BenchFunction> bench_functions() const { return {}; }
+};
+
+}  // namespace acccheck

@@ -1,0 +1,73 @@
+// A small ordered JSON value, enough for dump records: object keys keep file order (run_ut
+// processes entries in file order) and non-strict numbers (NaN, Infinity) survive a round trip.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace acccheck {
+
+class Json {
+ public:
+  enum class Type { null, boolean, integer, number, string, array, object };
+  using Member = std::pair<std::string, Json>;
+
+  Json() = default;
+  static Json boolean(bool b) { Json j; j.type_ = Type::boolean; j.b_ = b; return j; }
+  static Json integer(std::int64_t i) { Json j; j.type_ = Type::integer; j.i_ = i; return j; }
+  static Json number(double d) { Json j; j.type_ = Type::number; j.d_ = d; return j; }
+  static Json string(std::string s) { Json j; j.type_ = Type::string; j.s_ = std::move(s); return j; }
+  static Json array() { Json j; j.type_ = Type::array; return j; }
+  static Json object() { Json j; j.type_ = Type::object; return j; }
+
+  Type type() const { return type_; }
+  bool is_null() const { return type_ == Type::null; }
+  bool is_bool() const { return type_ == Type::boolean; }
+  bool is_number() const { return type_ == Type::integer || type_ == Type::number; }
+  bool is_integer() const { return type_ == Type::integer; }
+  bool is_string() const { return type_ == Type::string; }
+  bool is_array() const { return type_ == Type::array; }
+  bool is_object() const { return type_ == Type::object; }
+
+  bool as_bool() const { return b_; }
+  std::int64_t as_int() const { return type_ == Type::integer ? i_ : static_cast<std::int64_t>(d_); }
+  double as_double() const { return type_ == Type::integer ? static_cast<double>(i_) : d_; }
+  const std::string& as_string() const { return s_; }
+
+  const std::vector<Json>& items() const { return items_; }
+  std::vector<Json>& items() { return items_; }
+  const std::vector<Member>& members() const { return members_; }
+  std::vector<Member>& members() { return members_; }
+
+  void push_back(Json v) { items_.push_back(std::move(v)); }
+  void add(std::string key, Json v) { members_.emplace_back(std::move(key), std::move(v)); }
+  // First member with this key, or nullptr.
+  const Json* find(std::string_view key) const;
+
+  bool operator==(const Json& other) const;
+  bool operator!=(const Json& other) const { return !(*this == other); }
+
+ private:
+  Type type_ = Type::null;
+  bool b_ = false;
+  std::int64_t i_ = 0;
+  double d_ = 0.0;
+  std::string s_;
+  std::vector<Json> items_;
+  std::vector<Member> members_;
+};
+
+// Python json.dumps-compatible text: indent < 0 means compact (", " and ": " separators as Python
+// writes them), NaN/Infinity written bare, non-ASCII escaped as \uXXXX (ensure_ascii).
+std::string to_json_text(const Json& value, int indent = -1);
+void write_json(std::string& out, const Json& value, int indent, int depth);
+
+// Parses one complete JSON text (non-strict numbers allowed). Throws std::runtime_error with
+// "<what_name>: offset N: <reason>".
+Json parse_json(std::string_view text, std::string_view what_name);
+
+}  // namespace acccheck

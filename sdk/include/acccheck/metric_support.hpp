@@ -1,0 +1,62 @@
+// Building blocks for metric plugins, shared by the six built-in standards and available to
+// out-of-tree metrics: the per-element error terms of precision-standards.md §3, ratio-of-masks,
+// and the compare-stage cell parsing / inf-nan consistency rules.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "acccheck/float_formats.hpp"
+#include "acccheck/metric.hpp"
+
+namespace acccheck::metric_support {
+
+// ---- stage 1 -------------------------------------------------------------------------------------
+
+// Element-wise quantities of one output (precision-standards.md §3), computed with the precision
+// the reference's numpy arithmetic has (float32 when the benchmark is float32).
+struct ElementErrors {
+  FloatKind device_kind = FloatKind::other;  // torch dtype of the device output
+  FloatKind numpy_kind = FloatKind::other;   // D's numpy dtype (bf16 → float32)
+  FloatKind bench_kind = FloatKind::float64; // B's numpy dtype
+  bool float32_math = false;                 // AE/RE evaluated in float32 (bench is float32)
+  double eps = 0.0;
+  std::vector<double> abs_bench;      // |B|
+  std::vector<double> abs_err;        // |D − B|
+  std::vector<double> rel_err;        // AE / (|B| + eps)
+  std::vector<char> finite;           // isfinite(D) & isfinite(B cast to D's numpy dtype)
+};
+ElementErrors element_errors(const OutputPair& out);
+
+// count(a & b) / count(b), 0 when b is empty.
+double ratio_within(const std::vector<char>& a, const std::vector<char>& b);
+std::vector<char> small_mask(const ElementErrors& e, double small_value);   // |B| ≤ sv & finite
+std::vector<char> normal_mask(const ElementErrors& e, double small_value);  // finite & !small
+// inf/nan错误率 of the absolute-threshold rule with tolerance rtol (precision-standards.md §5.1).
+double inf_nan_error_rate(const OutputPair& out, const ElementErrors& e, double rtol);
+// 误差均衡性: |count(D − B' > 0) − count(D − B' < 0)| / N, B' = B in D's numpy dtype.
+double error_balance(const OutputPair& out, const ElementErrors& e);
+// float32 mean as numpy computes it (pairwise summation in float32, then divided in float64).
+double numpy_float32_mean(const std::vector<double>& values);
+double numpy_float64_mean(const std::vector<double>& values);
+
+// ---- stage 2 -------------------------------------------------------------------------------------
+
+// Python float() of a details cell; blank → UnjudgeableRow("ERROR: Input data is an empty string"),
+// not a number → UnjudgeableRow naming the column and the text.
+double parse_cell(const RowView& row, std::string_view column);
+// "{:.14f}" as the reference writes its floats.
+std::string fixed14(double v);
+
+// The inf/nan consistency rule of the benchmark standard (precision-standards.md §5.2): when x or
+// y is inf/NaN, consistent iff both are inf of the same sign, or both NaN.
+struct Consistency {
+  bool nonfinite = false;  // x or y was inf/NaN
+  bool consistent = true;
+};
+Consistency inf_nan_consistency(double x, double y);
+
+}  // namespace acccheck::metric_support

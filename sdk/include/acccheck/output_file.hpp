@@ -1,0 +1,34 @@
+// Output files are written to a temporary file in the destination folder and renamed into place
+// on commit(), so a crash or an error never leaves a half-written output under the final name.
+// A destination that is a symbolic link is refused (never followed).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace acccheck {
+
+class AtomicOutputFile {
+ public:
+  // Throws std::runtime_error "<path>: <reason>" (symlink, missing folder, not writable).
+  explicit AtomicOutputFile(std::string path, unsigned mode = 0640);
+  ~AtomicOutputFile();  // not committed → the temporary file is removed
+  AtomicOutputFile(const AtomicOutputFile&) = delete;
+  AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
+
+  void write(std::string_view bytes);
+  void flush();  // push buffered bytes to the temporary file
+  void commit(); // flush, fsync, rename onto the final path
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, temp_path_;
+  int fd_ = -1;
+  std::string buffer_;
+  bool committed_ = false;
+};
+
+// Throws "<path>: refusing to write through a symbolic link" when path is a symlink.
+void refuse_symlink_destination(const std::string& path);
+
+}  // namespace acccheck

@@ -1,0 +1,152 @@
+// The data model of one captured API call, and readers/writers for the two on-disk layouts
+// (spec/dump-format.md): msprobe's dump.json (+ stack.json) and the legacy forward_info /
+// backward_info / stack_info files. Readers stream: one entry is parsed, handed over, dropped.
+// Every error names the file, the entry and the field.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "acccheck/json.hpp"
+
+namespace acccheck {
+
+// A statistic as the dump stores it: null, true/false (bool tensors), an int (0-d int tensor) or
+// a double (possibly NaN / ±inf). Kept as written so a record round-trips byte for byte.
+struct Statistic {
+  enum class Kind { null, boolean, integer, number } kind = Kind::null;
+  double value = 0.0;
+  bool present() const { return kind != Kind::null; }
+  static Statistic of(double v) { return {Kind::number, v}; }
+};
+
+struct TensorSpec {
+  std::string type = "torch.Tensor";
+  std::string dtype;                 // "torch.float16"
+  std::vector<std::int64_t> shape;
+  Statistic max, min, mean, norm;
+  std::optional<double> max_except_inf_nan, min_except_inf_nan;  // intermediate msprobe format
+  std::optional<double> max_origin, min_origin;                  // legacy format
+  bool requires_grad = false;
+  std::string data_name;             // file under dump_tensor_data/ (current) or datapath (legacy)
+  std::string md5;
+  Json extra;                        // keys we do not model (device_mesh, placements, ...), kept
+
+  std::int64_t numel() const;
+};
+
+// One argument or output. Containers nest; values we do not model are kept as raw JSON.
+struct Argument {
+  enum class Kind {
+    none,       // JSON null
+    tensor,
+    scalar,     // {"type": "int"|"float"|"bool"|"str"|numpy scalar, "value": v}
+    slice,      // {"type": "slice", "value": [a, b, c]}
+    ellipsis,
+    size,       // torch.Size
+    dtype,      // {"type": "torch.dtype", "value": "torch.float16"}
+    device,     // {"type": "torch.device", "value": "npu:0"}
+    memory_format,
+    list,       // JSON array
+    dict,       // JSON object without "type" (dict / namedtuple)
+    opaque,     // anything else, kept verbatim (ProcessGroup, {} for positional dtype, ...)
+  };
+  Kind kind = Kind::none;
+  TensorSpec tensor;
+  std::string type_name;   // the "type" string as written
+  Json value;              // scalar value, slice/size list, dtype/device string, memory format, opaque
+  std::vector<Argument> items;                             // list
+  std::vector<std::pair<std::string, Argument>> members;   // dict
+
+  static Argument none() { return {}; }
+};
+
+enum class Direction { forward, backward };
+
+// One entry of dump.json. A forward entry has args/kwargs/outputs; a backward entry has the
+// gradients flowing into the API (grads w.r.t. its outputs) and those it produced.
+struct ApiRecord {
+  std::string api;         // "Functional.linear.0" (entry name without the direction)
+  Direction direction = Direction::forward;
+  // Where acccheck itself dumped the call: the dispatcher operator; empty for msprobe dumps.
+  std::string op_name;     // "aten::addmm"
+  std::string op_overload; // "" / "out"
+  std::vector<Argument> args;                               // forward: input_args
+  std::vector<std::pair<std::string, Argument>> kwargs;     // forward: input_kwargs
+  std::vector<Argument> outputs;                            // forward: output
+  std::vector<Argument> grad_inputs;                        // backward: input
+  std::vector<Argument> grad_outputs;                       // backward: output
+  bool has_args = false, has_kwargs = false, has_outputs = false;
+  std::optional<bool> is_recompute;
+
+  std::string entry_name() const { return api + (direction == Direction::forward ? ".forward" : ".backward"); }
+};
+
+struct DumpHeader {
+  std::string task = "statistics";
+  std::string level = "L1";
+  std::optional<std::string> framework = std::string("pytorch");
+  std::optional<std::string> dump_data_dir;  // null in statistics mode
+};
+
+// Raised by readers: "<file>: entry '<entry>': field '<field>': expected <what>".
+class RecordError : public std::runtime_error {
+ public:
+  RecordError(std::string file, std::string entry, std::string field, std::string what);
+  const std::string& file() const { return file_; }
+  const std::string& entry() const { return entry_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string file_, entry_, field_;
+};
+
+// Splits an entry key into (api, direction) with the reference's rules (dump-format.md §2.1):
+// keys containing "Module" return nullopt (skipped); "forward"/"backward" keys must end with it.
+std::optional<std::pair<std::string, Direction>> split_entry_name(std::string_view key,
+                                                                   std::string_view file);
+
+// Streams dump.json: on_header once (before the first entry), then on_record per API entry in
+// file order. Module entries are skipped. Throws RecordError / std::runtime_error.
+void read_dump_json(const std::string& path, const std::function<void(const DumpHeader&)>& on_header,
+                    const std::function<void(ApiRecord&&)>& on_record);
+
+// Legacy layout: forward_info_<pid>.json (+ optional backward_info_<pid>.json). Entries are
+// normalised ("Functional*silu*0" → "Functional.silu.0"); backward lists become grad_inputs.
+void read_legacy_dump(const std::string& forward_path, const std::string& backward_path,
+                      const std::function<void(ApiRecord&&)>& on_record);
+
+// Conversions between the model and msprobe's JSON encoding (used by the writer and tests).
+Argument argument_from_json(const Json& j, const std::string& file, const std::string& entry,
+                            const std::string& field);
+Json argument_to_json(const Argument& a);
+ApiRecord record_from_json(const std::string& key, const Json& body, const std::string& file);
+Json record_to_json(const ApiRecord& r);
+
+// Writes dump.json the way msprobe does (json.dump indent=1, key order preserved). Appending
+// writer: entries are written as they come and flushed, the closing braces on finish(); the file
+// appears under its final name only when finished (temp + rename).
+class DumpJsonWriter {
+ public:
+  DumpJsonWriter(std::string path, DumpHeader header);
+  ~DumpJsonWriter();
+  void write(const ApiRecord& record);
+  void finish();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// stack.json in the current de-duplicated layout; reads both layouts.
+using StackMap = std::vector<std::pair<std::string, std::vector<std::string>>>;  // entry → lines
+StackMap read_stack_json(const std::string& path);
+void write_stack_json(const std::string& path, const StackMap& stacks);
+
+}  // namespace acccheck

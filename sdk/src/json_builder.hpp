@@ -1,0 +1,116 @@
+// RapidJSON SAX handler that builds acccheck::Json values. With a sink set, the members of one
+// chosen object (e.g. dump.json's "data") are handed over one by one instead of being kept, so a
+// multi-gigabyte dump is read with the memory of its largest entry.
+#pragma once
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "acccheck/json.hpp"
+
+namespace acccheck::detail {
+
+// Real dumps contain bare NaN / Infinity / -Infinity (Python's json): accept them. Full-precision
+// number parsing so "0.1" is the correctly rounded double.
+constexpr unsigned kDumpParseFlags =
+    rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag | rapidjson::kParseStopWhenDoneFlag;
+
+class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonBuilder> {
+ public:
+  using MemberSink = std::function<void(std::string&& key, Json&& value)>;
+  // Members of the object found under top-level key `streamed_key` go to `sink`.
+  void stream_member(std::string streamed_key, MemberSink sink) {
+    streamed_key_ = std::move(streamed_key);
+    sink_ = std::move(sink);
+  }
+  // Called when the streamed object's opening brace is seen (before its first member).
+  std::function<void(const Json& top_so_far)> on_stream_start;
+
+  bool Null() { return value(Json()); }
+  bool Bool(bool b) { return value(Json::boolean(b)); }
+  bool Int(int i) { return value(Json::integer(i)); }
+  bool Uint(unsigned u) { return value(Json::integer(u)); }
+  bool Int64(int64_t i) { return value(Json::integer(i)); }
+  bool Uint64(uint64_t u) { return value(Json::number(static_cast<double>(u))); }
+  bool Double(double d) { return value(Json::number(d)); }
+  bool String(const char* s, rapidjson::SizeType n, bool) { return value(Json::string(std::string(s, n))); }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    keys_.emplace_back(s, n);
+    return true;
+  }
+  bool StartObject() {
+    stack_.push_back(Json::object());
+    bool streaming = sink_ && stack_.size() == 2 && !keys_.empty() && keys_.back() == streamed_key_;
+    if (streaming) {
+      streaming_depth_ = stack_.size();
+      if (on_stream_start) on_stream_start(stack_.front());
+    }
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) { return close(); }
+  bool StartArray() {
+    stack_.push_back(Json::array());
+    keys_.emplace_back();  // placeholder so key bookkeeping stays aligned
+    return true;
+  }
+  bool EndArray(rapidjson::SizeType) {
+    keys_.pop_back();
+    return close();
+  }
+
+  Json take() { return std::move(root_); }
+  std::size_t depth() const { return stack_.size(); }
+
+ private:
+  bool close() {
+    Json done = std::move(stack_.back());
+    stack_.pop_back();
+    if (streaming_depth_ != 0 && stack_.size() + 1 == streaming_depth_) streaming_depth_ = 0;
+    return value(std::move(done));
+  }
+  bool value(Json v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return true;
+    }
+    Json& parent = stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+    } else {
+      std::string key = std::move(keys_.back());
+      keys_.pop_back();
+      if (streaming_depth_ != 0 && stack_.size() == streaming_depth_) {
+        sink_(std::move(key), std::move(v));
+      } else {
+        parent.add(std::move(key), std::move(v));
+      }
+    }
+    return true;
+  }
+
+  std::vector<Json> stack_;
+  std::vector<std::string> keys_;
+  Json root_;
+  std::string streamed_key_;
+  MemberSink sink_;
+  std::size_t streaming_depth_ = 0;
+};
+
+// "<file>: line L, column C: <RapidJSON message>"
+inline std::string describe_parse_error(const std::string& file, std::string_view text,
+                                        const rapidjson::ParseResult& r) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i < r.Offset() && i < text.size(); ++i) {
+    if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+  }
+  return file + ": line " + std::to_string(line) + ", column " + std::to_string(col) +
+         ": invalid JSON: " + rapidjson::GetParseError_En(r.Code());
+}
+
+}  // namespace acccheck::detail

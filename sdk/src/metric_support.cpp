@@ -1,0 +1,177 @@
+#include "acccheck/metric_support.hpp"
+
+#include <cmath>
+
+#include "acccheck/number_format.hpp"
+
+namespace acccheck::metric_support {
+
+namespace {
+// Rounds to float32 when the reference's arithmetic is float32.
+inline double arith(bool f32, double v) { return f32 ? round_to_float32(v) : v; }
+
+// numpy's pairwise summation (PW_BLOCKSIZE 128, 8 accumulators), in float32.
+float pairwise_sum_f32(const double* a, std::size_t n) {
+  if (n < 8) {
+    float res = 0.f;
+    for (std::size_t i = 0; i < n; ++i) res += static_cast<float>(a[i]);
+    return res;
+  }
+  if (n <= 128) {
+    float r[8];
+    for (int k = 0; k < 8; ++k) r[k] = static_cast<float>(a[k]);
+    std::size_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (int k = 0; k < 8; ++k) r[k] += static_cast<float>(a[i + k]);
+    float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += static_cast<float>(a[i]);
+    return res;
+  }
+  std::size_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum_f32(a, n2) + pairwise_sum_f32(a + n2, n - n2);
+}
+
+double pairwise_sum_f64(const double* a, std::size_t n) {
+  if (n < 8) {
+    double res = 0.;
+    for (std::size_t i = 0; i < n; ++i) res += a[i];
+    return res;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int k = 0; k < 8; ++k) r[k] = a[k];
+    std::size_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (int k = 0; k < 8; ++k) r[k] += a[i + k];
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += a[i];
+    return res;
+  }
+  std::size_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum_f64(a, n2) + pairwise_sum_f64(a + n2, n - n2);
+}
+}  // namespace
+
+double numpy_float32_mean(const std::vector<double>& v) {
+  if (v.empty()) return std::nan("");
+  float s = pairwise_sum_f32(v.data(), v.size());
+  return round_to_float32(static_cast<double>(s) / static_cast<double>(v.size()));
+}
+
+double numpy_float64_mean(const std::vector<double>& v) {
+  if (v.empty()) return std::nan("");
+  return pairwise_sum_f64(v.data(), v.size()) / static_cast<double>(v.size());
+}
+
+ElementErrors element_errors(const OutputPair& out) {
+  ElementErrors e;
+  e.device_kind = float_kind(out.device_dtype);
+  e.numpy_kind = numpy_kind_of_device(e.device_kind);
+  e.bench_kind = float_kind(out.bench_dtype);
+  if (e.bench_kind == FloatKind::bfloat16 || e.bench_kind == FloatKind::other) e.bench_kind = FloatKind::float32;
+  // numpy promotion of D − B: the wider of D's and B's numpy types.
+  bool any64 = e.bench_kind == FloatKind::float64 || e.numpy_kind == FloatKind::float64;
+  e.float32_math = !any64;
+  e.eps = e.device_kind == FloatKind::bfloat16 ? 0.00390625 : machine_eps(e.bench_kind);
+  const std::size_t n = out.count;
+  e.abs_bench.resize(n);
+  e.abs_err.resize(n);
+  e.rel_err.resize(n);
+  e.finite.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double b = out.bench[i], d = out.device[i];
+    double ab = std::fabs(b);
+    e.abs_bench[i] = ab;
+    double ae = std::fabs(arith(e.float32_math, d - b));
+    e.abs_err[i] = ae;
+    double denom = arith(e.bench_kind != FloatKind::float64, ab + e.eps);
+    e.rel_err[i] = arith(e.float32_math, ae / denom);
+    double b_in_d = round_to(e.numpy_kind, b);
+    e.finite[i] = std::isfinite(d) && std::isfinite(b_in_d);
+  }
+  return e;
+}
+
+double ratio_within(const std::vector<char>& a, const std::vector<char>& b) {
+  std::size_t both = 0, base = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!b[i]) continue;
+    ++base;
+    if (a[i]) ++both;
+  }
+  return base == 0 ? 0.0 : static_cast<double>(both) / static_cast<double>(base);
+}
+
+std::vector<char> small_mask(const ElementErrors& e, double sv) {
+  std::vector<char> m(e.abs_bench.size());
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = e.abs_bench[i] <= sv && e.finite[i];
+  return m;
+}
+
+std::vector<char> normal_mask(const ElementErrors& e, double sv) {
+  std::vector<char> m(e.abs_bench.size());
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = e.finite[i] && !(e.abs_bench[i] <= sv);
+  return m;
+}
+
+double inf_nan_error_rate(const OutputPair& out, const ElementErrors& e, double rtol) {
+  std::size_t infnan = 0, disagree = 0;
+  double hi = finite_max(e.numpy_kind == FloatKind::float32 && e.device_kind == FloatKind::bfloat16
+                             ? FloatKind::bfloat16
+                             : e.numpy_kind);
+  for (std::size_t i = 0; i < out.count; ++i) {
+    if (e.finite[i]) continue;
+    ++infnan;
+    double bc = round_to(e.numpy_kind, out.bench[i]);
+    double dc = out.device[i];
+    auto clip = [&](double v) { return std::isnan(v) ? v : std::fmin(std::fmax(v, -hi), hi); };
+    bc = clip(bc);
+    dc = clip(dc);
+    double diff = round_to(e.numpy_kind, dc - bc);  // evaluated in D's dtype: can overflow to inf
+    double denom = arith(e.bench_kind != FloatKind::float64, e.abs_bench[i] + e.eps);
+    double rel = std::fabs(diff) / denom;
+    bool agree = rel <= rtol || (std::isnan(out.device[i]) && std::isnan(bc));
+    if (!agree) ++disagree;
+  }
+  return infnan == 0 ? 0.0 : static_cast<double>(disagree) / static_cast<double>(infnan);
+}
+
+double error_balance(const OutputPair& out, const ElementErrors& e) {
+  if (out.count == 0) return 0.0;
+  long long pos = 0, neg = 0;
+  for (std::size_t i = 0; i < out.count; ++i) {
+    double b = round_to(e.numpy_kind, out.bench[i]);
+    double diff = out.device[i] - b;
+    if (diff > 0) ++pos;
+    else if (diff < 0) ++neg;
+  }
+  return static_cast<double>(std::llabs(pos - neg)) / static_cast<double>(out.count);
+}
+
+double parse_cell(const RowView& row, std::string_view column) {
+  std::string_view text = row.cell(column);
+  if (text.empty() || is_python_space(text)) throw UnjudgeableRow("ERROR: Input data is an empty string");
+  auto v = parse_python_float(text);
+  if (!v)
+    throw UnjudgeableRow("ERROR: column " + std::string(column) + ": expected a number, found '" +
+                         std::string(text) + "'");
+  return *v;
+}
+
+std::string fixed14(double v) { return python_fixed(v, 14); }
+
+Consistency inf_nan_consistency(double x, double y) {
+  Consistency c;
+  if (std::isfinite(x) && std::isfinite(y)) return c;
+  c.nonfinite = true;
+  if (std::isinf(x) || std::isinf(y)) {
+    c.consistent = std::isinf(x) && std::isinf(y) && (x > 0) == (y > 0);
+  } else {
+    c.consistent = std::isnan(x) && std::isnan(y);
+  }
+  return c;
+}
+
+}  // namespace acccheck::metric_support
