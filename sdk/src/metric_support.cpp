@@ -162,6 +162,15 @@ double parse_cell(const RowView& row, std::string_view column) {
 
 std::string fixed14(double v) { return python_fixed(v, 14); }
 
+std::string format_value(const MetricValue& v) {
+  switch (v.style) {
+    case NumberStyle::fixed14: return python_fixed(v.value, 14);
+    case NumberStyle::float32_repr: return numpy_float32_repr(static_cast<float>(v.value));
+    case NumberStyle::integer: return std::to_string(static_cast<long long>(v.value));
+  }
+  return {};
+}
+
 Consistency inf_nan_consistency(double x, double y) {
   Consistency c;
   if (std::isfinite(x) && std::isfinite(y)) return c;

@@ -279,6 +279,13 @@ ApiRecord record_from_json(const std::string& key, const Json& body, const std::
     r.grad_inputs = list_field(body, "input", file, key, &present);
     r.grad_outputs = list_field(body, "output", file, key, &present);
   }
+  static const char* kKnown[] = {"input_args", "input_kwargs", "output", "is_recompute", "input", "acccheck_op"};
+  for (const auto& m : body.members()) {
+    r.key_order.push_back(m.first);
+    bool known = false;
+    for (const char* k : kKnown) known = known || m.first == k;
+    if (!known) r.extra.add(m.first, m.second);
+  }
   if (const Json* op = body.find("acccheck_op"); op && op->is_object()) {
     if (const Json* n = op->find("name"); n && n->is_string()) r.op_name = n->as_string();
     if (const Json* o = op->find("overload"); o && o->is_string()) r.op_overload = o->as_string();
@@ -287,29 +294,41 @@ ApiRecord record_from_json(const std::string& key, const Json& body, const std::
 }
 
 Json record_to_json(const ApiRecord& r) {
-  Json j = Json::object();
   auto list = [](const std::vector<Argument>& v) {
     Json a = Json::array();
     for (const auto& x : v) a.push_back(argument_to_json(x));
     return a;
   };
+  std::vector<Json::Member> fields;
   if (r.direction == Direction::forward) {
-    j.add("input_args", list(r.args));
+    fields.emplace_back("input_args", list(r.args));
     Json kw = Json::object();
     for (const auto& m : r.kwargs) kw.add(m.first, argument_to_json(m.second));
-    j.add("input_kwargs", kw);
-    j.add("output", list(r.outputs));
-    if (r.is_recompute) j.add("is_recompute", Json::boolean(*r.is_recompute));
+    fields.emplace_back("input_kwargs", kw);
+    fields.emplace_back("output", list(r.outputs));
+    if (r.is_recompute) fields.emplace_back("is_recompute", Json::boolean(*r.is_recompute));
   } else {
-    j.add("input", list(r.grad_inputs));
-    j.add("output", list(r.grad_outputs));
+    fields.emplace_back("input", list(r.grad_inputs));
+    fields.emplace_back("output", list(r.grad_outputs));
   }
   if (!r.op_name.empty()) {
     Json op = Json::object();
     op.add("name", Json::string(r.op_name));
     op.add("overload", Json::string(r.op_overload));
-    j.add("acccheck_op", op);
+    fields.emplace_back("acccheck_op", op);
   }
+  for (const auto& m : r.extra.members()) fields.push_back(m);
+  // Keys in the order they were read, then any new ones in the default order.
+  Json j = Json::object();
+  std::vector<bool> used(fields.size(), false);
+  for (const auto& key : r.key_order)
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (!used[i] && fields[i].first == key) {
+        j.add(fields[i].first, fields[i].second);
+        used[i] = true;
+      }
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    if (!used[i]) j.add(fields[i].first, fields[i].second);
   return j;
 }
 

@@ -29,7 +29,9 @@ void add_compare_options(po::options_description& desc) {
        "YAML overriding the shipped standards.yaml: API lists, thresholds, selection order")
       ("fail-on", po::value<std::string>()->default_value("never"),
        "exit 1 when any API's verdict reaches this level: error, warning or never")
-      ("worst", po::value<std::size_t>()->default_value(10), "how many worst outputs the summary lists");
+      ("worst", po::value<std::size_t>()->default_value(10), "how many worst outputs the summary lists")
+      ("timestamp", po::value<std::string>(),
+       "use this %Y%m%d%H%M%S stamp in the output file names instead of the current time");
 }
 
 namespace {
@@ -148,8 +150,12 @@ int run_compare(const po::variables_map& vm) {
 
   CompareEngine engine(*selector, by_standard);
   CompareSummary summary(vm["worst"].as<std::size_t>());
-  CompareInputs in{vm["npu"].as<std::string>(), vm["gpu"].as<std::string>(), vm["out"].as<std::string>(),
-                   now_timestamp()};
+  std::string stamp = vm.count("timestamp") ? vm["timestamp"].as<std::string>() : now_timestamp();
+  if (stamp.size() != 14 || stamp.find_first_not_of("0123456789") != std::string::npos) {
+    std::cerr << "acccheck compare: --timestamp: expected 14 digits (%Y%m%d%H%M%S), found '" << stamp << "'\n";
+    return kExitUsage;
+  }
+  CompareInputs in{vm["npu"].as<std::string>(), vm["gpu"].as<std::string>(), vm["out"].as<std::string>(), stamp};
   CompareOutputs outputs;
   try {
     outputs = engine.run(in, summary);
@@ -159,9 +165,9 @@ int run_compare(const po::variables_map& vm) {
   } catch (const OutputError& e) {
     std::cerr << "acccheck compare: " << e.what() << "\n";
     return kExitOutput;
-  } catch (const std::exception& e) {
+  } catch (const PluginFailure& e) {
     // A plugin that throws something other than UnjudgeableRow: name it, write nothing.
-    std::cerr << "acccheck compare: a metric plugin failed: " << e.what() << "\n";
+    std::cerr << "acccheck compare: " << e.what() << "\n";
     return kExitPlugin;
   }
   summary.print(std::cout);

@@ -263,6 +263,12 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
           out[kResultCol] = "SKIP";
           out[kMessageCol] = message;
           row_is_own_result = true;
+        } catch (const std::exception& e) {
+          throw PluginFailure("metric plugin '" + standard + "' failed on " + in.npu_details + " line " +
+                              std::to_string(line) + " (" + name + "): " + e.what());
+        } catch (...) {
+          throw PluginFailure("metric plugin '" + standard + "' failed on " + in.npu_details + " line " +
+                              std::to_string(line) + " (" + name + ") with a non-standard exception");
         }
       }
       details->row(out);

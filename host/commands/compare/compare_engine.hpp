@@ -42,6 +42,12 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A metric plugin threw something other than UnjudgeableRow: nothing is written (exit 5).
+class PluginFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The 28 columns of api_precision_compare_details (precision-standards.md §6.6).
 const std::vector<std::string>& compare_details_columns();
 

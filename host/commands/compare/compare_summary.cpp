@@ -51,10 +51,10 @@ void CompareSummary::print(std::ostream& os) const {
   os << "  output rows by standard:\n";
   for (const auto& [standard, m] : by_standard_) os << "    " << std::left << std::setw(28) << standard << counts(m) << "\n";
   if (!worst_.empty()) {
-    os << "  worst outputs (" << worst_.size() << " of " << error_rows_ << " in error):\n";
+    os << "  worst outputs, by how far past the threshold (" << worst_.size() << " of " << error_rows_ << " in error):\n";
     for (const auto& w : worst_) {
       os << "    " << w.row << "  " << w.standard;
-      if (!w.metric.empty()) os << "  " << w.metric << " = " << std::setprecision(6) << w.severity << "x threshold";
+      if (!w.metric.empty()) os << "  " << w.metric << " (severity " << std::setprecision(4) << w.severity << ")";
       os << "\n";
     }
   }

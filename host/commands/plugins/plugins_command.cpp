@@ -46,12 +46,12 @@ int run_plugins(const po::variables_map& vm) {
   std::cout << "Plugin folders:";
   for (const auto& d : search.dirs) std::cout << " " << d;
   std::cout << "\n\n";
-  std::cout << std::left << std::setw(8) << "KIND" << std::setw(26) << "NAME" << std::setw(9) << "VERSION"
+  std::cout << std::left << std::setw(8) << "KIND" << std::setw(28) << "NAME" << std::setw(9) << "VERSION"
             << "STATUS\n";
   for (auto kind : {PluginKind::hook, PluginKind::device, PluginKind::metric}) {
     for (const auto& p : registry.loaded()) {
       if (p.kind != kind) continue;
-      std::cout << std::left << std::setw(8) << to_string(p.kind) << std::setw(26) << p.name << std::setw(9)
+      std::cout << std::left << std::setw(8) << to_string(p.kind) << std::setw(28) << p.name << std::setw(9)
                 << p.version << status_of(p) << "\n";
       std::cout << "        file: " << p.file << "\n";
       if (verbose) {

@@ -75,6 +75,10 @@ class AbsoluteThresholdStandard final : public MetricPlugin {
       if (!ok) {
         j.verdict = Verdict::error;
         j.message += col.error_message;  // the reference joins these without a separator
+        if (j.deciding_metric.empty()) {
+          j.deciding_metric = col.value;
+          j.severity = 1.0 + v;  // pass/fail rule: any non-zero rate fails
+        }
       }
     }
     return j;

@@ -75,6 +75,10 @@ class AccumulativeErrorStandard final : public MetricPlugin {
       j.verdict = Verdict::error;
       messages.push_back("ERROR: 误差均衡性超过阈值\n");
     }
+    if (j.verdict == Verdict::error) {
+      j.deciding_metric = eb_ok ? "相对误差错误率" : "误差均衡性比值";
+      j.severity = 1.0;
+    }
     for (std::size_t i = 0; i < messages.size(); ++i) j.message += (i ? "\n" : "") + messages[i];
     return j;
   }

@@ -120,6 +120,11 @@ class BenchmarkStandard final : public MetricPlugin {
       if (error && m.error_message) {
         j.verdict = Verdict::error;
         error_messages += m.error_message;
+        double severity = c.consistent ? ratio / thresholds_[i] : INFINITY;
+        if (j.deciding_metric.empty() || severity > j.severity) {
+          j.deciding_metric = m.ratio_column;
+          j.severity = severity;
+        }
       }
     }
     j.message = inf_nan_messages + error_messages;

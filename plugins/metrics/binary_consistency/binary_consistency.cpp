@@ -32,7 +32,11 @@ class BinaryConsistencyStandard final : public MetricPlugin {
     Judgement j;
     j.verdict = rate <= max_error_rate_ ? Verdict::pass : Verdict::error;
     j.cells = {{kColumn, std::string(in.npu.cell(kColumn))}, {kStatusColumn, verdict_text(j.verdict)}};
-    if (j.verdict == Verdict::error) j.message = "ERROR: 二进制一致错误率超过阈值\n";
+    if (j.verdict == Verdict::error) {
+      j.message = "ERROR: 二进制一致错误率超过阈值\n";
+      j.deciding_metric = kColumn;
+      j.severity = 1.0 + rate;
+    }
     return j;
   }
 

@@ -37,7 +37,11 @@ class ThousandthStandard final : public MetricPlugin {
     j.verdict = v >= pass_value_ ? Verdict::pass : Verdict::error;
     // The reference copies the NPU cell as written.
     j.cells = {{kColumn, std::string(in.npu.cell(kColumn))}, {kStatusColumn, verdict_text(j.verdict)}};
-    if (j.verdict == Verdict::error) j.message = "ERROR: 双千指标不达标\n";
+    if (j.verdict == Verdict::error) {
+      j.message = "ERROR: 双千指标不达标\n";
+      j.deciding_metric = kColumn;
+      j.severity = (1.0 - v) / (1.0 - pass_value_);  // share of bad elements over the share allowed
+    }
     return j;
   }
 

@@ -102,7 +102,11 @@ class UlpStandard final : public MetricPlugin {
     j.verdict = ok ? Verdict::pass : Verdict::error;
     j.cells = {{kMean, ms::fixed14(m)}, {kProportion, ms::fixed14(p)}, {kRatio, ms::fixed14(ratio)},
                {kStatus, ok ? "pass" : "error"}};
-    if (!ok) j.message = kErrorMessage;
+    if (!ok) {
+      j.message = kErrorMessage;
+      j.deciding_metric = kRatio;
+      j.severity = consistent ? ratio : INFINITY;
+    }
     return j;
   }
 

@@ -43,6 +43,9 @@ double error_balance(const OutputPair& out, const ElementErrors& e);
 double numpy_float32_mean(const std::vector<double>& values);
 double numpy_float64_mean(const std::vector<double>& values);
 
+// The text run_ut writes for a stage-1 value (run-ut.md §7.2).
+std::string format_value(const MetricValue& v);
+
 // ---- stage 2 -------------------------------------------------------------------------------------
 
 // Python float() of a details cell; blank → UnjudgeableRow("ERROR: Input data is an empty string"),

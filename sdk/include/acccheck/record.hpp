@@ -84,6 +84,11 @@ struct ApiRecord {
   std::vector<Argument> grad_outputs;                       // backward: output
   bool has_args = false, has_kwargs = false, has_outputs = false;
   std::optional<bool> is_recompute;
+  // Keys of the entry as they appeared (the dumper writes in-place ops' "output" after
+  // "is_recompute"); the writer follows it so a record round-trips byte for byte. Keys acccheck
+  // does not model are kept in `extra`.
+  std::vector<std::string> key_order;
+  Json extra = Json::object();
 
   std::string entry_name() const { return api + (direction == Direction::forward ? ".forward" : ".backward"); }
 };

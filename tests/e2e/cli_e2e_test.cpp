@@ -1,0 +1,70 @@
+// The real binary: plugin listing, refusals printed as one line, commands not yet available.
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using acccheck::test::run_acccheck;
+using acccheck::test::TempDir;
+
+TEST(CliE2E, PluginsListsEveryKind) {
+  auto r = run_acccheck({"plugins", "-v"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("hook    aten"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device  cpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("metric  benchmark"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("metric  thousandth_threshold"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unavailable: this LibTorch was built without CUDA"), std::string::npos) << r.out;
+}
+
+TEST(CliE2E, ANonPluginSharedObjectPrintsOneLineNamingIt) {
+  TempDir dir;
+  std::string so = dir / "libnot_a_plugin.so";
+  fs::copy_file(std::string(ACCCHECK_TEST_PLUGIN_DIR) + "/libnot_a_plugin.so", so);
+  auto r = run_acccheck({"plugins", "--plugin", so});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.err, "acccheck: warning: " + so + ": not an acccheck plugin (no 'acccheck_plugin' entry symbol)\n");
+}
+
+TEST(CliE2E, AWorldWritablePluginPrintsOneLineNamingIt) {
+  TempDir dir;
+  std::string so = dir / "acccheck_metric_test_good.so";
+  fs::copy_file(std::string(ACCCHECK_TEST_PLUGIN_DIR) + "/acccheck_metric_test_good.so", so);
+  ::chmod(so.c_str(), 0777);
+  auto r = run_acccheck({"plugins", "--plugin-dir", dir.path()});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.err, "acccheck: warning: " + so + ": refused: file is world-writable (fix: chmod o-w)\n");
+}
+
+TEST(CliE2E, PluginPathEnvironmentIsSearched) {
+  TempDir dir;
+  fs::copy_file(std::string(ACCCHECK_TEST_PLUGIN_DIR) + "/acccheck_metric_test_good.so", dir / "acccheck_metric_test_good.so");
+  auto r = run_acccheck({"plugins"}, "ACCCHECK_PLUGIN_PATH=" + dir.path());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("metric  test_good"), std::string::npos) << r.out;
+}
+
+TEST(CliE2E, CommandsNotLandedSaySoAndExit2) {
+  for (const char* cmd : {"dump", "run_ut", "demo"}) {
+    auto r = run_acccheck({cmd});
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.err.find(std::string("acccheck ") + cmd + ": not available yet:"), std::string::npos) << r.err;
+  }
+}
+
+TEST(CliE2E, HelpAndVersion) {
+  auto h = run_acccheck({"--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("Exit codes:"), std::string::npos);
+  auto c = run_acccheck({"compare", "--help"});
+  EXPECT_EQ(c.exit_code, 0);
+  EXPECT_NE(c.out.find("--fail-on"), std::string::npos);
+  auto v = run_acccheck({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out.rfind("acccheck 0.1.0 (plugin ABI 1.0", 0), 0u) << v.out;
+  auto bad = run_acccheck({"compare", "--frobnicate"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "acccheck compare: unrecognised option '--frobnicate'\n");
+}

@@ -1,0 +1,214 @@
+// `acccheck compare` on bad input: one clear line (file, line, what was expected), a non-zero
+// exit code, and no output file left behind — or the SKIP row the spec prescribes.
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using acccheck::test::files_in;
+using acccheck::test::read_file;
+using acccheck::test::run_acccheck;
+using acccheck::test::TempDir;
+using acccheck::test::write_file;
+
+namespace {
+
+const char* kHeader =
+    "API Name,Bench Dtype,DEVICE Dtype,Shape,余弦相似度,最大绝对误差,双百指标,双千指标,双万指标,二进制一致错误率,"
+    "误差均衡性,均方根误差,小值域错误占比,相对误差最大值,相对误差平均值,inf/nan错误率,相对误差错误率,绝对误差错误率,"
+    "ULP误差最大值,ULP误差平均值,ULP误差大于阈值占比,Status,Message\r\n";
+
+// A benchmark-standard row (softmax, fp16) with the given RMSE cell.
+std::string softmax_row(const std::string& name, const std::string& rmse) {
+  return name + ",torch.float32,torch.float16,\"(4, 4)\",0.99999,0.0001, , , , ,0.01," + rmse +
+         ",0.0,0.01,0.001, , , , , , ,pass,\r\n";
+}
+
+struct Case {
+  TempDir dir;
+  std::string npu = dir / "npu.csv", gpu = dir / "gpu.csv", out = dir / "out";
+  Case() {
+    write_file(gpu, std::string("\xEF\xBB\xBF") + kHeader + softmax_row("Functional.softmax.0.forward.output.0", "0.001") +
+                        softmax_row("Functional.softmax.1.forward.output.0", "0.001"));
+  }
+  acccheck::test::RunResult run(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"compare", "-npu", npu, "-gpu", gpu, "-o", out, "--timestamp", "20250101000000"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_acccheck(args);
+  }
+  std::string details() const { return read_file(out + "/api_precision_compare_details_20250101000000.csv"); }
+  std::string result() const { return read_file(out + "/api_precision_compare_result_20250101000000.csv"); }
+};
+
+void expect_failure(const acccheck::test::RunResult& r, int code, const std::string& line, const Case& c) {
+  EXPECT_EQ(r.exit_code, code);
+  EXPECT_EQ(r.err, "acccheck compare: " + line + "\n");
+  EXPECT_TRUE(files_in(c.out).empty()) << "no output may be left behind";
+}
+
+}  // namespace
+
+TEST(CompareBadInput, MissingFile) {
+  Case c;
+  expect_failure(c.run(), 3, c.npu + ": cannot open: No such file or directory", c);
+}
+
+TEST(CompareBadInput, DirectoryInsteadOfFile) {
+  Case c;
+  fs::create_directory(c.npu);
+  expect_failure(c.run(), 3, c.npu + ": is a directory, expected a CSV file", c);
+}
+
+TEST(CompareBadInput, EmptyFile) {
+  Case c;
+  write_file(c.npu, "");
+  expect_failure(c.run(), 3, c.npu + ": empty file, expected the header line of an accuracy_checking_details CSV", c);
+}
+
+TEST(CompareBadInput, MissingRequiredColumn) {
+  Case c;
+  std::string header = kHeader;
+  header.replace(header.find(",双千指标"), std::string(",双千指标").size(), "");
+  write_file(c.npu, header);
+  expect_failure(c.run(), 3,
+                 c.npu + ": line 1: missing required column(s) '双千指标' (expected an accuracy_checking_details CSV "
+                         "written by run_ut)",
+                 c);
+}
+
+TEST(CompareBadInput, HeaderOnly) {
+  Case c;
+  write_file(c.npu, kHeader);
+  expect_failure(c.run(), 3, c.npu + ": no data rows (only a header)", c);
+}
+
+TEST(CompareBadInput, TruncatedLastLine) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001") +
+                        "Functional.softmax.1.forward.output.0,torch.float32,torch.fl");
+  expect_failure(c.run(), 3, c.npu + ": line 3: expected 23 fields, found 3 (truncated or malformed row)", c);
+}
+
+TEST(CompareBadInput, TruncatedInsideAQuotedField) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001") +
+                        "Functional.softmax.1.forward.output.0,torch.float32,torch.float16,\"(4, 4");
+  expect_failure(c.run(), 3, c.npu + ": line 3: unterminated quoted field (file truncated?)", c);
+}
+
+TEST(CompareBadInput, InvalidUtf8) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.0\xff"));
+  expect_failure(c.run(), 3, c.npu + ": line 2: invalid UTF-8 (byte offset 3 in a field)", c);
+}
+
+TEST(CompareBadInput, DuplicateNpuRowNamesBothLines) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001") +
+                        softmax_row("Functional.softmax.1.forward.output.0", "0.001") +
+                        softmax_row("Functional.softmax.0.forward.output.0", "0.002"));
+  expect_failure(c.run(), 3,
+                 c.npu + ": line 4: API Name 'Functional.softmax.0.forward.output.0' already appears on line 2 "
+                         "(each output row must be unique)",
+                 c);
+}
+
+TEST(CompareBadInput, DuplicateGpuRowNamesBothLines) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001"));
+  write_file(c.gpu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001") +
+                        softmax_row("Functional.softmax.0.forward.output.0", "0.001"));
+  expect_failure(c.run(), 3,
+                 c.gpu + ": line 3: API Name 'Functional.softmax.0.forward.output.0' already appears on line 2 "
+                         "(each output row must be unique)",
+                 c);
+}
+
+TEST(CompareBadInput, FormulaInAnApiNameIsRefused) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("=cmd|calc.0.forward.output.0", "0.001"));
+  expect_failure(c.run(), 3,
+                 c.npu + ": line 2: API Name '=cmd|calc.0.forward.output.0' starts with a formula character "
+                         "(+ - = % @); refusing it (CSV injection)",
+                 c);
+}
+
+TEST(CompareBadInput, NonNumericMetricBecomesASkipRow) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "abc") +
+                        softmax_row("Functional.softmax.1.forward.output.0", "0.001"));
+  auto r = c.run();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(c.details().find("Functional.softmax.0.forward.output.0, , , , , , , , , , , , , , , , , , , , , , , , ,SKIP, ,"
+                             "\"ERROR: column 均方根误差: expected a number, found 'abc'\"\r\n"),
+            std::string::npos)
+      << c.details();
+  EXPECT_NE(c.result().find("Functional.softmax.0.forward.output.0,SKIP,SKIP,\"ERROR: column 均方根误差: expected a number, "
+                            "found 'abc'\"\r\nFunctional.softmax.1,pass, ,\r\n"),
+            std::string::npos)
+      << c.result();
+}
+
+TEST(CompareBadInput, BlankRequiredCellBecomesASkipRow) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", " "));
+  auto r = c.run();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(c.result().find("Functional.softmax.0.forward.output.0,SKIP,SKIP,ERROR: Input data is an empty string"),
+            std::string::npos);
+}
+
+TEST(CompareBadInput, OutputFolderThatIsAFile) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001"));
+  write_file(c.out, "I am a file");
+  auto r = c.run();
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.err, "acccheck compare: " + c.out + ": exists and is not a folder\n");
+  EXPECT_EQ(read_file(c.out), "I am a file");
+}
+
+TEST(CompareBadInput, SymlinkedOutputFileIsNeverFollowed) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001"));
+  fs::create_directory(c.out);
+  std::string victim = c.dir / "victim.txt";
+  write_file(victim, "precious");
+  std::string link = c.out + "/api_precision_compare_details_20250101000000.csv";
+  fs::create_symlink(victim, link);
+  auto r = c.run();
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.err, "acccheck compare: " + link + ": refusing to write through a symbolic link\n");
+  EXPECT_EQ(read_file(victim), "precious");
+  EXPECT_EQ(files_in(c.out), (std::vector<std::string>{"api_precision_compare_details_20250101000000.csv"}));
+}
+
+TEST(CompareBadInput, AFailedRunLeavesEarlierOutputsUntouched) {
+  Case c;
+  fs::create_directory(c.out);
+  write_file(c.out + "/api_precision_compare_result_20250101000000.csv", "earlier run");
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001") +
+                        softmax_row("Functional.softmax.0.forward.output.0", "0.001"));
+  auto r = c.run();
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(c.result(), "earlier run");
+  EXPECT_EQ(files_in(c.out).size(), 1u);
+}
+
+TEST(CompareBadInput, AMetricPluginThatThrowsStopsTheRunWithItsName) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001"));
+  write_file(c.dir / "my.yaml", "standards:\n  throws_in_judge:\n    apis: [softmax]\n");
+  auto r = c.run({"--plugin", std::string(ACCCHECK_TEST_PLUGIN_DIR) + "/acccheck_metric_throws_in_judge.so",
+                  "--standards", c.dir / "my.yaml"});
+  expect_failure(r, 5, "metric plugin 'throws_in_judge' failed on " + c.npu +
+                           " line 2 (Functional.softmax.0.forward.output.0): boom: internal state corrupted", c);
+}
+
+TEST(CompareBadInput, MissingNpuOrGpuOptionIsAUsageError) {
+  auto r = run_acccheck({"compare", "-npu", "x.csv"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "acccheck compare: both -npu FILE and -gpu FILE are required (see acccheck compare --help)\n");
+}

@@ -1,0 +1,115 @@
+// `acccheck compare` on the golden vectors: the reference's own outputs, reproduced byte for byte
+// except where acccheck deliberately differs (docs/compat.md, each difference asserted here).
+#include "support/test_support.hpp"
+
+using acccheck::test::files_in;
+using acccheck::test::fixture;
+using acccheck::test::read_file;
+using acccheck::test::run_acccheck;
+using acccheck::test::TempDir;
+
+namespace {
+
+struct CompareRun {
+  acccheck::test::RunResult run;
+  std::string details, result;
+};
+
+CompareRun compare(const std::string& npu, const std::string& gpu, const TempDir& out,
+                   std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"compare", "-npu", npu, "-gpu", gpu, "-o", out.path()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  CompareRun r{run_acccheck(args), "", ""};
+  for (const auto& f : files_in(out.path())) {
+    if (f.rfind("api_precision_compare_details_", 0) == 0) r.details = read_file(out / f);
+    if (f.rfind("api_precision_compare_result_", 0) == 0) r.result = read_file(out / f);
+  }
+  return r;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find("\r\n", start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(start, end - start));
+    start = end + 2;
+  }
+  return out;
+}
+
+std::string replace_line(std::string text, const std::string& from, const std::string& to) {
+  auto pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << "expected line not found: " << from;
+  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+TEST(CompareGolden, DetailsAreByteIdenticalToTheReference) {
+  TempDir out;
+  auto r = compare(fixture("vectors/npu/accuracy_checking_details_20250101000000.csv"),
+                   fixture("vectors/gpu/accuracy_checking_details_20250101000000.csv"), out);
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(r.details, read_file(fixture("vectors/api_precision_compare_details_20250101000000.csv")));
+}
+
+TEST(CompareGolden, ResultRowsKeepInputOrder) {
+  TempDir out;
+  auto r = compare(fixture("vectors/npu/accuracy_checking_details_20250101000000.csv"),
+                   fixture("vectors/gpu/accuracy_checking_details_20250101000000.csv"), out);
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  // Fix f (docs/compat.md): the reference writes the SKIP rows of Tensor.item.0 and
+  // Torch.reshape.0 before the pending Tensor.size.0, which came first in the input.
+  std::string expected = read_file(fixture("vectors/api_precision_compare_result_20250101000000.csv"));
+  expected = replace_line(expected,
+                          "Tensor.item.0.forward.output.0,SKIP,SKIP,ERROR: Input data is an empty string\r\n"
+                          "Torch.reshape.0.forward.output.0,SKIP,SKIP,ERROR: Input data is an empty string\r\n"
+                          "Tensor.size.0,pass, ,\r\n",
+                          "Tensor.size.0,pass, ,\r\n"
+                          "Tensor.item.0.forward.output.0,SKIP,SKIP,ERROR: Input data is an empty string\r\n"
+                          "Torch.reshape.0.forward.output.0,SKIP,SKIP,ERROR: Input data is an empty string\r\n");
+  EXPECT_EQ(r.result, expected);
+  EXPECT_NE(r.run.out.find("compare: 25 API result rows; 15 with an error"), std::string::npos) << r.run.out;
+}
+
+TEST(CompareGolden, HandmadeCaseWithTheDocumentedFixes) {
+  TempDir out;
+  auto r = compare(fixture("vectors/handmade/accuracy_checking_details_npu_20250101000000.csv"),
+                   fixture("vectors/handmade/accuracy_checking_details_gpu_20250101000000.csv"), out);
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  std::string details = read_file(fixture("vectors/handmade/expected_api_precision_compare_details.csv"));
+  // Fix f: an empty NPU Message stays empty (the reference writes pandas' "nan").
+  details = replace_line(details, "Torch.cumsum.0.forward.output.0, , , , , , , , , , , , , , , , , , , , , , , , ,SKIP, ,nan\r\n",
+                         "Torch.cumsum.0.forward.output.0, , , , , , , , , , , , , , , , , , , , , , , , ,SKIP, ,\r\n");
+  // Fix a: an NPU row without a GPU row is kept as SKIP "no matching GPU row" (the reference drops it).
+  details = replace_line(details, "Torch.linalg.vector_norm.0.forward.output.0,",
+                         "Torch.exp.0.forward.output.0, , , , , , , , , , , , , , , , , , , , , , , , ,SKIP, ,"
+                         "no matching GPU row\r\nTorch.linalg.vector_norm.0.forward.output.0,");
+  EXPECT_EQ(r.details, details);
+
+  std::string result = read_file(fixture("vectors/handmade/expected_api_precision_compare_result.csv"));
+  result = replace_line(result, "Torch.linalg.vector_norm.0,pass, ,\r\n",
+                        "Torch.exp.0,SKIP, ,no matching GPU row\r\nTorch.linalg.vector_norm.0,pass, ,\r\n");
+  // Fix f: the unjudgeable sigmoid row follows topk, as in the input.
+  auto ls = lines(result);
+  auto sigmoid = std::find_if(ls.begin(), ls.end(), [](const std::string& l) { return l.rfind("Torch.sigmoid", 0) == 0; });
+  ASSERT_NE(sigmoid, ls.end());
+  std::string sigmoid_line = *sigmoid;
+  ls.erase(sigmoid);
+  ls.push_back(sigmoid_line);
+  std::string reordered;
+  for (const auto& l : ls) reordered += l + "\r\n";
+  EXPECT_EQ(r.result, reordered);
+  EXPECT_NE(r.run.out.find("SKIP"), std::string::npos);
+}
+
+TEST(CompareGolden, FailOnErrorGatesTheExitCode) {
+  TempDir out;
+  auto r = compare(fixture("vectors/npu/accuracy_checking_details_20250101000000.csv"),
+                   fixture("vectors/gpu/accuracy_checking_details_20250101000000.csv"), out, {"--fail-on", "error"});
+  EXPECT_EQ(r.run.exit_code, 1);
+  EXPECT_FALSE(r.result.empty());  // the outputs are still written
+}

@@ -1,0 +1,108 @@
+#include "support/test_support.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "config/yaml_settings.hpp"
+#include "plugin_host/plugin_registry.hpp"
+
+namespace fs = std::filesystem;
+
+namespace acccheck::test {
+
+TempDir::TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "acccheck-test-XXXXXX").string();
+  char* p = ::mkdtemp(tmpl.data());
+  if (!p) throw std::runtime_error("mkdtemp failed");
+  path_ = p;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+namespace {
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q.push_back(c);
+  }
+  return q + "'";
+}
+}  // namespace
+
+RunResult run_acccheck(const std::vector<std::string>& args, const std::string& env) {
+  TempDir t;
+  std::string cmd = env + (env.empty() ? "" : " ") + quote(ACCCHECK_BINARY);
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " >" + quote(t / "out") + " 2>" + quote(t / "err") + " </dev/null";
+  int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(t / "out");
+  r.err = read_file(t / "err");
+  return r;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  if (!fs::is_directory(dir)) return names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string fixture(const std::string& relative) { return std::string(ACCCHECK_FIXTURES) + "/" + relative; }
+
+MetricPlugin& metric_plugin(const std::string& standard_id) {
+  static auto* registry = [] {
+    auto* r = new host::PluginRegistry();
+    host::PluginSearch search;
+    search.dirs = {ACCCHECK_PLUGIN_DIR};
+    r->load(search, {PluginKind::metric});
+    return r;
+  }();
+  static Settings flat = [] {
+    Settings s;
+    host::flatten_yaml(host::load_yaml_file(std::string(ACCCHECK_PLUGIN_DIR) + "/standards.yaml"), "", s);
+    return s;
+  }();
+  for (const auto& [info, metric] : registry->metrics()) {
+    if (metric->standard_id() != standard_id) continue;
+    Settings section;
+    std::string prefix = "standards/" + standard_id + "/";
+    for (const auto& [k, v] : flat.all())
+      if (k.rfind(prefix, 0) == 0) section.set(k.substr(prefix.size()), v);
+    metric->configure(section);
+    return *metric;
+  }
+  throw std::runtime_error("metric plugin not built: " + standard_id);
+}
+
+std::string_view MapRow::cell(std::string_view column) const {
+  auto it = cells_.find(column);
+  return it == cells_.end() ? std::string_view() : std::string_view(it->second);
+}
+
+bool MapRow::has_column(std::string_view column) const { return cells_.find(column) != cells_.end(); }
+
+}  // namespace acccheck::test

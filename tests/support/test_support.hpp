@@ -1,0 +1,53 @@
+// Helpers shared by the test suites: temporary folders, running the real binary, reading files,
+// loading the real metric plugins.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <acccheck/metric.hpp>
+
+namespace acccheck::test {
+
+// A fresh private (0700) folder, removed with its contents at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+// Runs the real `acccheck` with these arguments (no shell quoting problems: args are quoted).
+RunResult run_acccheck(const std::vector<std::string>& args, const std::string& env = "");
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& content);
+std::vector<std::string> files_in(const std::string& dir);
+std::string fixture(const std::string& relative);  // tests/fixtures/<relative>
+
+// Loads a metric plugin of the build (by standard id) and configures it from the shipped
+// standards.yaml; the plugin stays loaded for the test binary's life.
+MetricPlugin& metric_plugin(const std::string& standard_id);
+
+// RowView over a column → text map.
+class MapRow final : public RowView {
+ public:
+  MapRow(std::initializer_list<std::pair<const std::string, std::string>> cells) : cells_(cells) {}
+  std::string_view cell(std::string_view column) const override;
+  bool has_column(std::string_view column) const override;
+  std::map<std::string, std::string, std::less<>> cells_;
+};
+
+}  // namespace acccheck::test

@@ -1,0 +1,172 @@
+// Stage 2 (compare side) of each standard, on hand-made NPU/GPU cells: boundaries, inf/nan
+// consistency, the dtype floors of the ratio denominators, blank cells.
+#include <cmath>
+
+#include "support/test_support.hpp"
+
+using namespace acccheck;
+using acccheck::test::MapRow;
+using acccheck::test::metric_plugin;
+
+namespace {
+
+MapRow benchmark_row(const std::string& small, const std::string& rmse, const std::string& max_rel,
+                     const std::string& mean_rel, const std::string& eb) {
+  return MapRow{{"小值域错误占比", small}, {"均方根误差", rmse}, {"相对误差最大值", max_rel},
+                {"相对误差平均值", mean_rel}, {"误差均衡性", eb}};
+}
+
+std::map<std::string, std::string> cells(const Judgement& j) {
+  return std::map<std::string, std::string>(j.cells.begin(), j.cells.end());
+}
+
+Judgement judge(const std::string& standard, const MapRow& npu, const MapRow& gpu, const std::string& dtype) {
+  return metric_plugin(standard).judge(JudgeInput{npu, gpu, dtype});
+}
+
+}  // namespace
+
+TEST(BenchmarkJudge, RatioEqualToTheThresholdPasses) {
+  auto j = judge("benchmark", benchmark_row("0.2", "0.02", "1.0", "0.02", "0.5"),
+                 benchmark_row("0.1", "0.01", "0.1", "0.01", "0.5"), "torch.float32");
+  auto c = cells(j);
+  EXPECT_EQ(c["小值域错误比值"], "2.00000000000000");
+  EXPECT_EQ(c["小值域判定结果"], "pass");
+  EXPECT_EQ(c["相对误差最大值比值"], "10.00000000000000");
+  EXPECT_EQ(c["相对误差最大值判定结果"], "pass");
+  EXPECT_EQ(j.verdict, Verdict::pass);
+  EXPECT_EQ(j.message, "");
+}
+
+TEST(BenchmarkJudge, RatioAboveTheThresholdErrorsWithMessagesInOrder) {
+  auto j = judge("benchmark", benchmark_row("0.0", "0.0300001", "1.1", "0.03", "0.5"),
+                 benchmark_row("0.0", "0.01", "0.1", "0.01", "0.5"), "torch.float32");
+  EXPECT_EQ(j.verdict, Verdict::error);
+  EXPECT_EQ(j.message, "ERROR: 均方根误差比值超过阈值\nERROR: 相对误差最大值比值超过阈值\nERROR: 相对误差平均值比值超过阈值\n");
+  EXPECT_EQ(j.deciding_metric, "均方根误差比值");
+}
+
+TEST(BenchmarkJudge, ErrorBalanceIsReportedButNeverDecides) {
+  auto j = judge("benchmark", benchmark_row("0", "0.01", "0.1", "0.01", "0.9"),
+                 benchmark_row("0", "0.01", "0.1", "0.01", "0.1"), "torch.float32");
+  EXPECT_EQ(cells(j)["误差均衡性判定结果"], "error");
+  EXPECT_EQ(j.verdict, Verdict::pass);
+  EXPECT_EQ(j.message, "");
+}
+
+TEST(BenchmarkJudge, DenominatorFloorsPerDtype) {
+  // |x| / max(|y|, floor): floor 2^-11 (fp16), 2^-8 (bf16), 2^-14 (fp32).
+  auto ratio = [](const std::string& dtype) {
+    auto j = judge("benchmark", benchmark_row("0", "0.001", "0", "0", "0"), benchmark_row("0", "0", "0", "0", "0"), dtype);
+    return std::stod(cells(j)["均方根误差比值"]);
+  };
+  EXPECT_DOUBLE_EQ(ratio("torch.float16"), 0.001 / std::ldexp(1.0, -11));
+  EXPECT_DOUBLE_EQ(ratio("torch.bfloat16"), 0.001 / std::ldexp(1.0, -8));
+  EXPECT_DOUBLE_EQ(ratio("torch.float32"), 0.001 / std::ldexp(1.0, -14));
+}
+
+TEST(BenchmarkJudge, InfNanConsistency) {
+  // Same-sign inf on both sides: consistent, ratio nan, pass. NaN vs number: inconsistent, error.
+  auto j = judge("benchmark", benchmark_row("0", "inf", "nan", "0.1", "0.1"),
+                 benchmark_row("0", "inf", "0.5", "0.1", "0.1"), "torch.float32");
+  auto c = cells(j);
+  EXPECT_EQ(c["均方根误差比值"], "nan");
+  EXPECT_EQ(c["均方根误差判定结果"], "pass");
+  EXPECT_EQ(c["相对误差最大值判定结果"], "error");
+  EXPECT_EQ(j.verdict, Verdict::error);
+  EXPECT_EQ(j.message, "均方根误差同为同号inf或nan\n相对误差最大值inf或nan不一致\nERROR: 相对误差最大值比值超过阈值\n");
+  // Opposite-sign infinities are inconsistent.
+  auto k = judge("benchmark", benchmark_row("0", "inf", "0", "0", "0"), benchmark_row("0", "-inf", "0", "0", "0"),
+                 "torch.float32");
+  EXPECT_EQ(k.verdict, Verdict::error);
+}
+
+TEST(BenchmarkJudge, BlankCellIsUnjudgeable) {
+  try {
+    judge("benchmark", benchmark_row("0", " ", "0", "0", "0"), benchmark_row("0", "0", "0", "0", "0"), "torch.float16");
+    FAIL();
+  } catch (const UnjudgeableRow& e) {
+    EXPECT_EQ(std::string(e.what()), "ERROR: Input data is an empty string");
+  }
+}
+
+TEST(AbsoluteThresholdJudge, AnyNonZeroRateIsAnError) {
+  MapRow npu{{"inf/nan错误率", "0"}, {"相对误差错误率", "0.001"}, {"绝对误差错误率", "0.0"}};
+  auto j = judge("absolute_threshold", npu, MapRow{}, "torch.float16");
+  auto c = cells(j);
+  EXPECT_EQ(c["inf/nan错误率"], "0.00000000000000");
+  EXPECT_EQ(c["inf/nan判定结果"], "pass");
+  EXPECT_EQ(c["相对误差错误率"], "0.00100000000000");
+  EXPECT_EQ(c["相对误差判定结果"], "error");
+  EXPECT_EQ(j.verdict, Verdict::error);
+  EXPECT_EQ(j.message, "ERROR: 相对误差错误率超过阈值");
+  MapRow two{{"inf/nan错误率", "0.5"}, {"相对误差错误率", "0"}, {"绝对误差错误率", "1e-9"}};
+  EXPECT_EQ(judge("absolute_threshold", two, MapRow{}, "torch.float32").message,
+            "ERROR: inf/nan错误率超过阈值ERROR: 绝对误差错误率超过阈值");  // no separator, as the reference
+}
+
+TEST(BinaryJudge, ZeroPassesAndTheCellIsCopiedVerbatim) {
+  auto ok = judge("binary_consistency", MapRow{{"二进制一致错误率", "0"}}, MapRow{}, "<class 'int'>");
+  EXPECT_EQ(ok.verdict, Verdict::pass);
+  EXPECT_EQ(cells(ok)["二进制一致错误率"], "0");
+  auto bad = judge("binary_consistency", MapRow{{"二进制一致错误率", "0.25"}}, MapRow{}, "torch.int64");
+  EXPECT_EQ(bad.verdict, Verdict::error);
+  EXPECT_EQ(bad.message, "ERROR: 二进制一致错误率超过阈值\n");
+  EXPECT_THROW(judge("binary_consistency", MapRow{{"二进制一致错误率", " "}}, MapRow{}, "<class 'int'>"), UnjudgeableRow);
+}
+
+TEST(UlpJudge, Float32PassesOnAnyOfMeanProportionOrRatio) {
+  auto row = [](const std::string& m, const std::string& p) { return MapRow{{"ULP误差平均值", m}, {"ULP误差大于阈值占比", p}}; };
+  // mean 63.9 < 64 passes even with a high proportion and ratio
+  EXPECT_EQ(judge("ulp_compare", row("63.9", "0.9"), row("1", "0.01"), "torch.float32").verdict, Verdict::pass);
+  // mean 64 (strict <) and p 0.05 (strict <) and ratio 0.06/0.05 = 1.2 → error
+  EXPECT_EQ(judge("ulp_compare", row("64", "0.06"), row("1", "0.05"), "torch.float32").verdict, Verdict::error);
+  EXPECT_EQ(judge("ulp_compare", row("64", "0.0499"), row("1", "0.01"), "torch.float32").verdict, Verdict::pass);
+  // ratio < 1 passes: 0.05 / 0.06
+  EXPECT_EQ(judge("ulp_compare", row("70", "0.05"), row("1", "0.06"), "torch.float32").verdict, Verdict::pass);
+}
+
+TEST(UlpJudge, HalfPrecisionUsesTheProportionAndFloor) {
+  auto row = [](const std::string& m, const std::string& p) { return MapRow{{"ULP误差平均值", m}, {"ULP误差大于阈值占比", p}}; };
+  auto j = judge("ulp_compare", row("0.5", "0.0005"), row("0.5", "0.0001"), "torch.float16");
+  EXPECT_EQ(j.verdict, Verdict::pass);  // p < 0.001
+  EXPECT_EQ(cells(j)["ULP误差大于阈值占比比值"], "1.02400000000000");  // 0.0005 / max(0.0001, 2^-11)
+  auto k = judge("ulp_compare", row("0.5", "0.002"), row("0.5", "0.0019"), "torch.bfloat16");
+  EXPECT_EQ(k.verdict, Verdict::pass);  // 0.002 / max(0.0019, 2^-8) = 0.512 < 1
+  auto e = judge("ulp_compare", row("0.5", "0.01"), row("0.5", "0.001"), "torch.bfloat16");
+  EXPECT_EQ(e.verdict, Verdict::error);  // 0.01 / 2^-8 = 2.56
+  EXPECT_EQ(e.message, "ERROR: ULP误差不满足标准\n");
+}
+
+TEST(UlpJudge, InconsistentNanIsAnErrorWithAStatus) {
+  auto row = [](const std::string& m, const std::string& p) { return MapRow{{"ULP误差平均值", m}, {"ULP误差大于阈值占比", p}}; };
+  auto j = judge("ulp_compare", row("nan", "0.0"), row("1.0", "0.0"), "torch.float16");
+  EXPECT_EQ(j.verdict, Verdict::error);
+  EXPECT_EQ(cells(j)["ULP误差判定结果"], "error");  // the reference leaves it blank (docs/compat.md d)
+  // Consistent NaN on both sides still fails: every comparison with NaN is false.
+  auto k = judge("ulp_compare", row("nan", "nan"), row("nan", "nan"), "torch.float16");
+  EXPECT_EQ(k.verdict, Verdict::error);
+}
+
+TEST(UlpJudge, Fp8DecidesOnTheProportionAlone) {
+  MapRow npu{{"ULP误差平均值", "5"}, {"ULP误差大于阈值占比", "0.0009"}};
+  auto j = judge("ulp_compare", npu, MapRow{}, "torch.float8_e4m3fn");
+  EXPECT_EQ(j.verdict, Verdict::pass);
+  EXPECT_EQ(cells(j)["ULP误差大于阈值占比比值"], " ");
+}
+
+TEST(ThousandthJudge, PointNineNineNinePasses) {
+  EXPECT_EQ(judge("thousandth_threshold", MapRow{{"双千指标", "0.999"}}, MapRow{}, "torch.float16").verdict, Verdict::pass);
+  auto j = judge("thousandth_threshold", MapRow{{"双千指标", "0.99899999999999"}}, MapRow{}, "torch.float16");
+  EXPECT_EQ(j.verdict, Verdict::error);
+  EXPECT_EQ(j.message, "ERROR: 双千指标不达标\n");
+  EXPECT_EQ(cells(j)["双千指标"], "0.99899999999999");
+}
+
+TEST(AccumulativeJudge, ErrorBalanceAgainstTheDtypeThreshold) {
+  MapRow npu{{"inf/nan错误率", "0"}, {"相对误差错误率", "0"}, {"绝对误差错误率", "0"}, {"误差均衡性", "0.0001"}};
+  auto j = judge("accumulative_error_compare", npu, MapRow{}, "torch.float32");  // 0.0001 > 2^-14
+  EXPECT_EQ(j.verdict, Verdict::error);
+  EXPECT_EQ(j.message, "ERROR: 误差均衡性超过阈值\n");
+  EXPECT_EQ(judge("accumulative_error_compare", npu, MapRow{}, "torch.bfloat16").verdict, Verdict::pass);  // 2^-7
+}

@@ -1,0 +1,152 @@
+// dump.json / legacy / stack.json readers and writers: real files round-trip; bad files fail
+// with one line naming file, entry and field.
+#include <acccheck/record.hpp>
+
+#include <cmath>
+
+#include "support/test_support.hpp"
+
+using namespace acccheck;
+using acccheck::test::fixture;
+using acccheck::test::read_file;
+using acccheck::test::TempDir;
+using acccheck::test::write_file;
+
+namespace {
+std::vector<ApiRecord> read_all(const std::string& path, DumpHeader* header = nullptr) {
+  std::vector<ApiRecord> out;
+  read_dump_json(path, [&](const DumpHeader& h) { if (header) *header = h; },
+                 [&](ApiRecord&& r) { out.push_back(std::move(r)); });
+  return out;
+}
+
+std::string error_of(const std::string& text) {
+  TempDir d;
+  write_file(d / "dump.json", text);
+  try {
+    read_all(d / "dump.json");
+  } catch (const std::exception& e) {
+    std::string s = e.what();
+    auto pos = s.find(d / "dump.json");
+    return pos == 0 ? "<file>" + s.substr((d / "dump.json").size()) : s;
+  }
+  return "<no error>";
+}
+}  // namespace
+
+TEST(DumpJson, ReadsARealMsprobeDumpInFileOrder) {
+  DumpHeader h;
+  auto records = read_all(fixture("vectors/msprobe-dump-mlp/dump.json"), &h);
+  EXPECT_EQ(h.task, "statistics");
+  EXPECT_EQ(h.level, "L1");
+  EXPECT_FALSE(h.dump_data_dir.has_value());
+  ASSERT_EQ(records.size(), 20u);  // 14 forward, 6 backward
+  std::size_t forward = 0;
+  for (const auto& r : records) forward += r.direction == Direction::forward;
+  EXPECT_EQ(forward, 14u);
+  EXPECT_EQ(records[0].entry_name(), "Functional.linear.0.forward");
+  ASSERT_EQ(records[0].args.size(), 3u);
+  const TensorSpec& x = records[0].args[0].tensor;
+  EXPECT_EQ(x.dtype, "torch.float32");
+  EXPECT_EQ(x.shape, (std::vector<std::int64_t>{4, 16}));
+  EXPECT_TRUE(records[0].is_recompute.has_value());
+}
+
+TEST(DumpJson, AcceptsBareInfinityAndNaN) {
+  std::string text = R"({"task": "statistics", "level": "L1", "dump_data_dir": null, "data": {
+    "Torch.sum.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4],
+      "Max": Infinity, "Min": -Infinity, "Mean": NaN, "Norm": Infinity, "requires_grad": false}],
+      "input_kwargs": {"dim": {"type": "int", "value": -1}}, "output": [null]}}})";
+  TempDir d;
+  write_file(d / "dump.json", text);
+  auto records = read_all(d / "dump.json");
+  ASSERT_EQ(records.size(), 1u);
+  const TensorSpec& t = records[0].args[0].tensor;
+  EXPECT_TRUE(std::isinf(t.max.value) && t.max.value > 0);
+  EXPECT_TRUE(std::isinf(t.min.value) && t.min.value < 0);
+  EXPECT_TRUE(std::isnan(t.mean.value));
+  EXPECT_EQ(records[0].kwargs[0].first, "dim");
+  EXPECT_EQ(records[0].kwargs[0].second.value.as_int(), -1);
+}
+
+TEST(DumpJson, RoundTripsTheRealDumpByteForByte) {
+  const std::string src = fixture("vectors/msprobe-dump-mlp/dump.json");
+  DumpHeader h;
+  auto records = read_all(src, &h);
+  TempDir d;
+  DumpJsonWriter w(d / "dump.json", h);
+  for (const auto& r : records) w.write(r);
+  w.finish();
+  EXPECT_EQ(read_file(d / "dump.json"), read_file(src));
+}
+
+TEST(DumpJson, StreamsModuleEntriesAway) {
+  TempDir d;
+  write_file(d / "dump.json", R"({"task": "statistics", "level": "mix", "dump_data_dir": null, "data": {
+    "Module.conv1.Conv2d.forward.0": {"input_args": []},
+    "Functional.relu.0.forward": {"input_args": [], "input_kwargs": {}, "output": []}}})");
+  auto records = read_all(d / "dump.json");
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].api, "Functional.relu.0");
+}
+
+TEST(DumpJson, MalformedInputsFailWithOneClearLine) {
+  EXPECT_EQ(error_of("{\"data\": {"), "<file>: line 1, column 11: invalid JSON: Missing a name for object member.");
+  EXPECT_EQ(error_of("{\"task\": \"statistics\"}"),
+            "<file>: entry '<top>': field 'data': expected an object of API entries (key missing or null)");
+  EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0.forwardx": {}}})"),
+            "<file>: entry 'Torch.sum.0.forwardx': field '<key>': expected an entry name ending in \".forward\"");
+  EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0": {}}})"),
+            "<file>: entry 'Torch.sum.0': field '<key>': expected an entry name "
+            "<Prefix>.<api>.<count>.forward|backward (unexpected name structure)");
+  EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0.forward": {"input_args": [{"type": "torch.Tensor",
+            "dtype": "torch.float32", "Max": 1, "Min": 0, "requires_grad": false}]}}})"),
+            "<file>: entry 'Torch.sum.0.forward': field 'input_args[0].shape': expected a list of integers (key missing)");
+  EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0.forward": {"input_args": [{"type": "torch.Tensor",
+            "dtype": "torch.float32", "shape": [2, -1], "requires_grad": false}]}}})"),
+            "<file>: entry 'Torch.sum.0.forward': field 'input_args[0].shape': expected a list of non-negative integers");
+  EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0.forward": {"input_args": [{"type": "torch.Tensor",
+            "dtype": "torch.float32", "shape": [2], "Max": "big", "requires_grad": false}]}}})"),
+            "<file>: entry 'Torch.sum.0.forward': field 'input_args[0].Max': expected a number, true/false or null");
+  EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0.forward": {"input_args": 3}}})"),
+            "<file>: entry 'Torch.sum.0.forward': field 'input_args': expected a list");
+}
+
+TEST(DumpJson, MissingFileNamesTheFile) {
+  try {
+    read_all("/nonexistent/dump.json");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/dump.json: cannot open: No such file or directory");
+  }
+}
+
+TEST(LegacyDump, ReadsForwardAndBackwardInfo) {
+  TempDir d;
+  write_file(d / "forward_info_4242.json", R"({"Functional*linear*0": {"args": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [4, 8], "Max": 2.123, "Max_origin": 2.123, "Min": -1.875, "Min_origin": -1.875, "requires_grad": true}], "kwargs": {"bias": {"type": "NoneType", "value": null}}},
+"Torch.sum.0": {"args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 16], "Max": 3.5, "Max_origin": Infinity, "Min": -2.01, "Min_origin": -2.01, "requires_grad": false}], "kwargs": {"dim": {"type": "int", "value": -1}}}})");
+  write_file(d / "backward_info_4242.json", R"({"Functional.linear.0": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [4, 16], "Max": 0.0625, "Max_origin": 0.0625, "Min": -0.0625, "Min_origin": -0.0625, "requires_grad": false}]})");
+  std::vector<ApiRecord> out;
+  read_legacy_dump(d / "forward_info_4242.json", d / "backward_info_4242.json",
+                   [&](ApiRecord&& r) { out.push_back(std::move(r)); });
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].api, "Functional.linear.0");  // '*' normalised to '.'
+  EXPECT_EQ(out[0].kwargs[0].second.kind, Argument::Kind::none);
+  EXPECT_TRUE(std::isinf(*out[1].args[0].tensor.max_origin));
+  EXPECT_EQ(out[1].args[0].tensor.max.value, 3.5);
+  EXPECT_EQ(out[2].direction, Direction::backward);
+  ASSERT_EQ(out[2].grad_inputs.size(), 1u);
+  EXPECT_EQ(out[2].grad_inputs[0].tensor.shape, (std::vector<std::int64_t>{4, 16}));
+}
+
+TEST(StackJson, ReadsBothLayoutsAndWritesTheDeduplicatedOne) {
+  auto stacks = read_stack_json(fixture("vectors/msprobe-dump-mlp/stack.json"));
+  ASSERT_FALSE(stacks.empty());
+  TempDir d;
+  write_stack_json(d / "stack.json", stacks);
+  EXPECT_EQ(read_stack_json(d / "stack.json"), stacks);
+  write_file(d / "old.json", R"J({"Functional.relu.0.forward": ["File a.py, line 1, in f, \n y = relu(x)"]})J");
+  auto old = read_stack_json(d / "old.json");
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].first, "Functional.relu.0.forward");
+}
