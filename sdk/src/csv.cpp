@@ -36,70 +36,110 @@ bool CsvReader::fill() {
 }
 
 bool CsvReader::next(std::vector<std::string>& fields) {
-  fields.clear();
-  if (pos_ >= buf_.size() && !fill()) return false;
+  // Field strings are reused between records (their capacity survives), so steady-state reading
+  // does not allocate.
+  std::size_t nfields = 0;
+  auto begin_field = [&]() -> std::string& {
+    if (nfields == fields.size()) fields.emplace_back();
+    std::string& f = fields[nfields++];
+    f.clear();
+    return f;
+  };
+  if (pos_ >= buf_.size() && !fill()) {
+    fields.clear();
+    return false;
+  }
   if (first_) {
     first_ = false;
     while (buf_.size() < 3 && fill()) {}
     if (buf_.compare(0, 3, kUtf8Bom) == 0) pos_ = 3;
-    if (pos_ >= buf_.size() && !fill()) return false;
+    if (pos_ >= buf_.size() && !fill()) {
+      fields.clear();
+      return false;
+    }
   }
   record_line_ = line_;
-  std::string field;
-  bool in_quotes = false, was_quoted = false, any = false;
+  std::string* field = &begin_field();
+  bool in_quotes = false, was_quoted = false;
   std::size_t quote_line = line_;
+  bool non_ascii = false;
   while (true) {
     if (pos_ >= buf_.size() && !fill()) {
       if (in_quotes) throw CsvError(path_, quote_line, "unterminated quoted field (file truncated?)");
       break;
     }
-    char c = buf_[pos_++];
-    any = true;
+    const char* data = buf_.data();
+    const std::size_t size = buf_.size();
     if (in_quotes) {
-      if (c == '"') {
-        if (pos_ >= buf_.size()) fill();
-        if (pos_ < buf_.size() && buf_[pos_] == '"') {
-          field.push_back('"');
-          ++pos_;
-        } else {
-          in_quotes = false;
-        }
+      // Copy the run up to the next quote in one go.
+      std::size_t q = buf_.find('"', pos_);
+      std::size_t stop = q == std::string::npos ? size : q;
+      for (std::size_t i = pos_; i < stop; ++i) {
+        if (data[i] == '\n') ++line_;
+        non_ascii |= static_cast<unsigned char>(data[i]) >= 0x80;
+      }
+      field->append(data + pos_, stop - pos_);
+      pos_ = stop;
+      if (q == std::string::npos) continue;  // refill
+      ++pos_;  // the quote
+      if (pos_ >= buf_.size()) fill();
+      if (pos_ < buf_.size() && buf_[pos_] == '"') {
+        field->push_back('"');
+        ++pos_;
       } else {
-        if (c == '\n') ++line_;
-        field.push_back(c);
+        in_quotes = false;
       }
       continue;
     }
-    if (c == '"' && field.empty() && !was_quoted) {
-      in_quotes = was_quoted = true;
-      quote_line = line_;
+    // Unquoted: copy the run of ordinary characters.
+    std::size_t i = pos_;
+    while (i < size) {
+      char c = data[i];
+      if (c == ',' || c == '\r' || c == '\n' || c == '"') break;
+      non_ascii |= static_cast<unsigned char>(c) >= 0x80;
+      ++i;
+    }
+    field->append(data + pos_, i - pos_);
+    pos_ = i;
+    if (i == size) continue;  // refill
+    char c = data[pos_++];
+    if (c == '"') {
+      if (field->empty() && !was_quoted) {
+        in_quotes = was_quoted = true;
+        quote_line = line_;
+      } else {
+        field->push_back('"');
+      }
     } else if (c == ',') {
-      fields.push_back(std::move(field));
-      field.clear();
+      field = &begin_field();
       was_quoted = false;
-    } else if (c == '\r' || c == '\n') {
+    } else {  // line end
       if (c == '\r') {
         if (pos_ >= buf_.size()) fill();
         if (pos_ < buf_.size() && buf_[pos_] == '\n') ++pos_;
       }
       ++line_;
       break;
-    } else {
-      field.push_back(c);
     }
   }
-  if (!any) return false;
-  fields.push_back(std::move(field));
-  for (const auto& f : fields) {
-    std::size_t bad = find_invalid_utf8(f);
-    if (bad != std::string::npos)
-      throw CsvError(path_, record_line_, "invalid UTF-8 (byte offset " + std::to_string(bad) + " in a field)");
+  fields.resize(nfields);
+  if (non_ascii) {
+    for (const auto& f : fields) {
+      std::size_t bad = find_invalid_utf8(f);
+      if (bad != std::string::npos)
+        throw CsvError(path_, record_line_, "invalid UTF-8 (byte offset " + std::to_string(bad) + " in a field)");
+    }
   }
   return true;
 }
 
 void append_csv_field(std::string& out, std::string_view f) {
-  bool quote = f.find_first_of(",\"\r\n") != std::string_view::npos;
+  bool quote = false;
+  for (char c : f)
+    if (c == ',' || c == '"' || c == '\r' || c == '\n') {
+      quote = true;
+      break;
+    }
   if (!quote) {
     out.append(f);
     return;

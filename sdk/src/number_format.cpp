@@ -61,8 +61,13 @@ std::string python_fixed(double v, int decimals) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[400];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
+  // to_chars is exact (correctly rounded, like Python's formatting) and much faster than printf.
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  if (r.ec != std::errc()) {
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+  }
+  return std::string(buf, r.ptr);
 }
 
 bool is_python_space(std::string_view t) {
@@ -83,10 +88,14 @@ std::optional<double> parse_python_float(std::string_view t) {
     neg = body.front() == '-';
     body.remove_prefix(1);
   }
-  std::string lower;
-  for (char c : body) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  if (lower == "nan") return std::nan("");
-  if (lower == "inf" || lower == "infinity") return neg ? -INFINITY : INFINITY;
+  char first = static_cast<char>(std::tolower(static_cast<unsigned char>(body.front())));
+  if (first == 'n' || first == 'i') {
+    std::string lower;
+    for (char c : body) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (lower == "nan") return std::nan("");
+    if (lower == "inf" || lower == "infinity") return neg ? -INFINITY : INFINITY;
+    return std::nullopt;
+  }
   // from_chars is correctly rounded; it rejects a leading '+', handled above.
   double v = 0;
   auto r = std::from_chars(body.data(), body.data() + body.size(), v, std::chars_format::general);

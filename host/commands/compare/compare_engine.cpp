@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
-#include <regex>
+#include <cstring>
 #include <unordered_map>
 
 #include <acccheck/csv.hpp>
@@ -13,6 +13,7 @@
 #include <acccheck/output_file.hpp>
 
 #include "commands/compare/details_table.hpp"
+#include "commands/compare/name_hash_table.hpp"
 
 namespace fs = std::filesystem;
 
@@ -56,9 +57,22 @@ bool blank(std::string_view s) { return s.empty() || is_python_space(s); }
 
 // Formula characters at the start of a cell (or after ';') are refused: the reference aborts on
 // them to prevent CSV injection into spreadsheet tools.
+// Same pattern as the reference's regex ^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@], without std::regex
+// (it would cost more than the whole judgement of a row).
+bool formula_char_at(const std::string& s, std::size_t i) {
+  static const char* fullwidth[] = {"＋", "－", "＝", "％", "＠"};
+  if (i >= s.size()) return false;
+  if (std::strchr("+-=%@", s[i]) != nullptr && s[i] != '\0') return true;
+  for (const char* f : fullwidth)
+    if (s.compare(i, std::strlen(f), f) == 0) return true;
+  return false;
+}
+
 bool looks_like_csv_injection(const std::string& name) {
-  static const std::regex pattern("^[＋－＝％＠+\\-=%@]|;[＋－＝％＠+\\-=%@]");
-  return std::regex_search(name, pattern);
+  if (formula_char_at(name, 0)) return true;
+  for (std::size_t i = name.find(';'); i != std::string::npos; i = name.find(';', i + 1))
+    if (formula_char_at(name, i + 1)) return true;
+  return false;
 }
 
 class ResultWriter {
@@ -96,6 +110,15 @@ void prepare_out_dir(const std::string& dir) {
   if (ec) throw OutputError(dir + ": cannot create output folder: " + ec.message());
 }
 
+// The API Name on a given line of a details CSV (rare path: confirming a hash match).
+std::string name_on_line(const std::string& path, std::size_t name_idx, std::size_t line) {
+  CsvReader reader(path);
+  std::vector<std::string> fields;
+  while (reader.next(fields))
+    if (reader.record_line() == line) return name_idx < fields.size() ? fields[name_idx] : std::string();
+  return {};
+}
+
 }  // namespace
 
 CompareEngine::CompareEngine(const StandardSelector& selector, std::map<std::string, MetricPlugin*> plugins)
@@ -103,8 +126,11 @@ CompareEngine::CompareEngine(const StandardSelector& selector, std::map<std::str
 
 CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summary) {
   GpuIndex gpu;
+  std::vector<std::string> plugin_columns;
+  for (const auto& [id, plugin] : plugins_)
+    for (const auto& c : plugin->details_columns()) plugin_columns.push_back(c);
   try {
-    gpu.load(in.gpu_details);
+    gpu.load(in.gpu_details, plugin_columns);
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
@@ -184,7 +210,9 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
   const std::size_t dtype_idx = *npu_header.find("DEVICE Dtype");
   const auto shape_idx = npu_header.find("Shape");
   const auto message_idx = npu_header.find("Message");
-  std::unordered_map<std::string, std::size_t> npu_lines;  // duplicate detection
+  // Duplicate detection: hash → line; a hash match is confirmed by re-reading that line's name.
+  NameHashTable npu_lines;
+  std::size_t npu_rows = 0;
   std::vector<std::string> fields;
   std::vector<std::string_view> gpu_cells;
   std::vector<std::string> out(columns.size());
@@ -202,11 +230,16 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
       if (looks_like_csv_injection(name))
         throw InputError(in.npu_details + ": line " + std::to_string(line) + ": API Name '" + name +
                          "' starts with a formula character (+ - = % @); refusing it (CSV injection)");
-      auto [dup, fresh] = npu_lines.emplace(name, line);
-      if (!fresh)
+      std::size_t earlier = 0;
+      npu_lines.find_or_insert(hash_name(name), line, true, [&](std::uint64_t other_line) {
+        if (name_on_line(in.npu_details, name_idx, other_line) != name) return false;
+        earlier = other_line;
+        return true;
+      });
+      if (earlier)
         throw InputError(in.npu_details + ": line " + std::to_string(line) + ": API Name '" + name +
-                         "' already appears on line " + std::to_string(dup->second) +
-                         " (each output row must be unique)");
+                         "' already appears on line " + std::to_string(earlier) + " (each output row must be unique)");
+      ++npu_rows;
 
       const std::string npu_message = message_idx ? fields[*message_idx] : std::string();
       std::fill(out.begin(), out.end(), std::string(" "));
@@ -245,7 +278,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
       } else {
         standard = selector_.select(rn.short_api, dtype, !blank(npu_row.cell("相对误差错误率")));
         MetricPlugin* plugin = plugins_.at(standard);
-        IndexedRow gpu_row(gpu.kept_columns(), gpu_cells);
+        IndexedRow gpu_row(gpu.positions(), gpu_cells);
         try {
           judgement = plugin->judge(JudgeInput{npu_row, gpu_row, dtype});
           verdict = judgement.verdict;
@@ -297,7 +330,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
   } catch (const CsvError& e) {
     throw InputError(e.what());
   }
-  if (npu_lines.empty()) throw InputError(in.npu_details + ": no data rows (only a header)");
+  if (npu_rows == 0) throw InputError(in.npu_details + ": no data rows (only a header)");
   try {
     details->commit();
     results->commit();

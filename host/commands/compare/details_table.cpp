@@ -1,6 +1,7 @@
 #include "commands/compare/details_table.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace acccheck::host {
 
@@ -13,7 +14,7 @@ const std::vector<std::string>& required_details_columns() {
 }
 
 std::optional<std::size_t> DetailsHeader::find(std::string_view column) const {
-  auto it = index.find(std::string(column));
+  auto it = index.find(column);
   if (it == index.end()) return std::nullopt;
   return it->second;
 }
@@ -29,7 +30,7 @@ DetailsHeader read_details_header(CsvReader& reader) {
   for (std::size_t i = 0; i < h.columns.size(); ++i) h.index.emplace(h.columns[i], i);
   std::string missing;
   for (const auto& c : required_details_columns())
-    if (!h.index.count(c)) missing += (missing.empty() ? "'" : ", '") + c + "'";
+    if (!h.index.count(std::string_view(c))) missing += (missing.empty() ? "'" : ", '") + c + "'";
   if (!missing.empty())
     throw InputError(reader.path() + ": line 1: missing required column(s) " + missing +
                      " (expected an accuracy_checking_details CSV written by run_ut)");
@@ -43,17 +44,12 @@ std::string_view DetailsRow::cell(std::string_view column) const {
 }
 
 std::string_view IndexedRow::cell(std::string_view column) const {
-  for (std::size_t i = 0; i < columns_.size(); ++i)
-    if (columns_[i] == column) return cells_[i];
-  return {};
-}
-
-bool IndexedRow::has_column(std::string_view column) const {
-  return std::find(columns_.begin(), columns_.end(), column) != columns_.end();
+  auto it = positions_.find(column);
+  return it == positions_.end() ? std::string_view() : cells_[it->second];
 }
 
 const char* GpuIndex::store(std::string_view bytes) {
-  constexpr std::size_t kBlock = 1 << 20;
+  constexpr std::size_t kBlock = 4 << 20;
   if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < bytes.size()) {
     blocks_.emplace_back();
     blocks_.back().reserve(std::max(kBlock, bytes.size()));
@@ -64,19 +60,40 @@ const char* GpuIndex::store(std::string_view bytes) {
   return p;
 }
 
-void GpuIndex::load(const std::string& path) {
+namespace {
+std::uint32_t record_line(const char* record) {
+  std::uint32_t line;
+  std::memcpy(&line, record, sizeof line);
+  return line;
+}
+std::string_view record_name(const char* record) { return std::string_view(record + sizeof(std::uint32_t)); }
+}  // namespace
+
+const char* GpuIndex::lookup(std::string_view name) const {
+  const char* found = nullptr;
+  table_.find_or_insert(hash_name(name), 0, false, [&](std::uint64_t payload) {
+    const char* record = reinterpret_cast<const char*>(payload);
+    if (record_name(record) != name) return false;
+    found = record;
+    return true;
+  });
+  return found;
+}
+
+void GpuIndex::load(const std::string& path, const std::vector<std::string>& extra_columns) {
   CsvReader reader(path);
   DetailsHeader header = read_details_header(reader);
-  static const char* dropped[] = {"Message", "Shape", "Bench Dtype", "Status", "API Name"};
   std::vector<std::size_t> kept_idx;
-  for (std::size_t i = 0; i < header.columns.size(); ++i) {
-    bool drop = std::any_of(std::begin(dropped), std::end(dropped), [&](const char* d) { return header.columns[i] == d; });
-    if (!drop) {
-      kept_.push_back(header.columns[i]);
-      kept_idx.push_back(i);
-    }
-  }
-  const std::size_t name_idx = header.index.at("API Name");
+  auto keep = [&](const std::string& column) {
+    auto i = header.find(column);
+    if (!i || column == "API Name" || std::find(kept_.begin(), kept_.end(), column) != kept_.end()) return;
+    kept_.push_back(column);
+    kept_idx.push_back(*i);
+  };
+  for (const auto& c : required_details_columns()) keep(c);
+  for (const auto& c : extra_columns) keep(c);
+  for (std::size_t i = 0; i < kept_.size(); ++i) positions_.emplace(kept_[i], i);
+  const std::size_t name_idx = *header.find("API Name");
   std::vector<std::string> fields;
   std::string packed;
   try {
@@ -86,22 +103,23 @@ void GpuIndex::load(const std::string& path) {
         throw InputError(path + ": line " + std::to_string(reader.record_line()) + ": expected " +
                          std::to_string(header.columns.size()) + " fields, found " + std::to_string(fields.size()) +
                          " (truncated or malformed row)");
-      packed.clear();
+      const std::string& name = fields[name_idx];
+      const std::uint32_t line = static_cast<std::uint32_t>(reader.record_line());
+      if (const char* earlier = lookup(name))
+        throw InputError(path + ": line " + std::to_string(line) + ": API Name '" + name +
+                         "' already appears on line " + std::to_string(record_line(earlier)) +
+                         " (each output row must be unique)");
+      packed.assign(reinterpret_cast<const char*>(&line), sizeof line);
+      packed += name;
+      packed.push_back('\0');
       for (std::size_t i : kept_idx) {
         packed += fields[i];
         packed.push_back('\0');
       }
-      const char* cells = store(packed);
-      const std::string& name = fields[name_idx];
-      std::string key = name;
-      key.push_back('\0');
-      const char* key_ptr = store(key);
-      auto [it, inserted] = rows_.emplace(std::string_view(key_ptr, name.size()),
-                                          Entry{cells, static_cast<std::uint32_t>(reader.record_line())});
-      if (!inserted)
-        throw InputError(path + ": line " + std::to_string(reader.record_line()) + ": API Name '" + name +
-                         "' already appears on line " + std::to_string(it->second.line) +
-                         " (each output row must be unique)");
+      const char* record = store(packed);
+      table_.find_or_insert(hash_name(name), reinterpret_cast<std::uint64_t>(record), true,
+                            [](std::uint64_t) { return false; });
+      ++rows_;
     }
   } catch (const CsvError& e) {
     throw InputError(e.what());
@@ -109,10 +127,11 @@ void GpuIndex::load(const std::string& path) {
 }
 
 bool GpuIndex::find(std::string_view name, std::vector<std::string_view>& cells) const {
-  auto it = rows_.find(name);
-  if (it == rows_.end()) return false;
+  const char* record = lookup(name);
+  if (!record) return false;
   cells.clear();
-  const char* p = it->second.cells;
+  const char* p = record + sizeof(std::uint32_t);
+  p += std::strlen(p) + 1;  // skip the name
   for (std::size_t i = 0; i < kept_.size(); ++i) {
     std::string_view c(p);
     cells.push_back(c);

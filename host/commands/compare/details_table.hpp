@@ -14,6 +14,8 @@
 #include <acccheck/csv.hpp>
 #include <acccheck/metric.hpp>
 
+#include "commands/compare/name_hash_table.hpp"
+
 namespace acccheck::host {
 
 // A problem with an input file: one line naming file, line and what was expected.
@@ -27,8 +29,11 @@ const std::vector<std::string>& required_details_columns();
 
 struct DetailsHeader {
   std::vector<std::string> columns;
-  std::unordered_map<std::string, std::size_t> index;
+  std::unordered_map<std::string_view, std::size_t> index;  // views into `columns`
   std::optional<std::size_t> find(std::string_view column) const;
+  DetailsHeader() = default;
+  DetailsHeader(const DetailsHeader&) = delete;  // index points into columns
+  DetailsHeader(DetailsHeader&&) = default;      // a vector move keeps its elements in place
 };
 
 // Opens a details CSV and validates its header; throws InputError.
@@ -46,41 +51,40 @@ class DetailsRow final : public RowView {
   const std::vector<std::string>& cells_;
 };
 
-// The GPU details file, indexed by API Name. Only the columns a judgement can read are kept
-// (Message, Shape, dtype text of the bench are dropped), packed into large blocks.
+// The GPU details file, indexed by API Name. Only the columns a judgement may read are kept — the
+// required metric columns plus those the loaded metric plugins name — packed into large blocks
+// behind a compact hash table, so a million-API file fits the memory budget.
 class GpuIndex {
  public:
   // Throws InputError (duplicate names name both lines, missing columns, short rows).
-  void load(const std::string& path);
-  struct Hit {
-    std::vector<std::string_view> cells;  // by kept-column position
-    std::size_t line;
-  };
+  void load(const std::string& path, const std::vector<std::string>& extra_columns);
   bool find(std::string_view name, std::vector<std::string_view>& cells) const;
   const std::vector<std::string>& kept_columns() const { return kept_; }
-  std::size_t size() const { return rows_.size(); }
+  const std::unordered_map<std::string_view, std::size_t>& positions() const { return positions_; }
+  std::size_t size() const { return rows_; }
 
  private:
-  struct Entry {
-    const char* cells;      // kept cells, each terminated by '\0'
-    std::uint32_t line;
-  };
+  // A stored record: uint32 line, name, '\0', then each kept cell followed by '\0'.
   const char* store(std::string_view bytes);
+  const char* lookup(std::string_view name) const;
   std::vector<std::string> kept_;
+  std::unordered_map<std::string_view, std::size_t> positions_;  // views into kept_
   std::deque<std::string> blocks_;
-  std::unordered_map<std::string_view, Entry> rows_;
+  mutable NameHashTable table_;
+  std::size_t rows_ = 0;
 };
 
 // RowView over the cells GpuIndex::find returned.
 class IndexedRow final : public RowView {
  public:
-  IndexedRow(const std::vector<std::string>& columns, const std::vector<std::string_view>& cells)
-      : columns_(columns), cells_(cells) {}
+  IndexedRow(const std::unordered_map<std::string_view, std::size_t>& positions,
+             const std::vector<std::string_view>& cells)
+      : positions_(positions), cells_(cells) {}
   std::string_view cell(std::string_view column) const override;
-  bool has_column(std::string_view column) const override;
+  bool has_column(std::string_view column) const override { return positions_.count(column) != 0; }
 
  private:
-  const std::vector<std::string>& columns_;
+  const std::unordered_map<std::string_view, std::size_t>& positions_;
   const std::vector<std::string_view>& cells_;
 };
 

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds what changed and runs every test (GoogleTest through CTest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -f build/build.ninja ] || scripts/setup.sh
+cmake --build build -j2
+ctest --test-dir build --output-on-failure -j2
