@@ -1,0 +1,75 @@
+// The examples/ are the template for plugin authors: install the SDK to a temporary prefix, build
+// each example with find_package(acccheck) only, and use the plugin it makes.
+#include <cstdlib>
+#include <filesystem>
+
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using acccheck::test::files_in;
+using acccheck::test::fixture;
+using acccheck::test::read_file;
+using acccheck::test::run_acccheck;
+using acccheck::test::TempDir;
+
+namespace {
+
+int sh(const std::string& cmd, const std::string& log) {
+  int status = std::system((cmd + " >" + log + " 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Installs the SDK once per test binary; returns the prefix.
+const std::string& installed_prefix() {
+  static TempDir* dir = new TempDir();
+  static const std::string prefix = [] {
+    std::string p = dir->path() + "/prefix";
+    int rc = sh(std::string(ACCCHECK_CMAKE) + " --install " + ACCCHECK_BUILD_DIR + " --prefix " + p, dir->path() + "/install.log");
+    if (rc != 0) ADD_FAILURE() << "install failed:\n" << read_file(dir->path() + "/install.log");
+    return p;
+  }();
+  return prefix;
+}
+
+std::string build_example(const std::string& example, const TempDir& dir) {
+  std::string src = std::string(ACCCHECK_SOURCE_DIR) + "/examples/" + example;
+  std::string build = dir / "build";
+  std::string configure = std::string(ACCCHECK_CMAKE) + " -S " + src + " -B " + build +
+                          " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH=" + installed_prefix();
+  EXPECT_EQ(sh(configure, dir / "configure.log"), 0) << read_file(dir / "configure.log");
+  EXPECT_EQ(sh(std::string(ACCCHECK_CMAKE) + " --build " + build, dir / "build.log"), 0) << read_file(dir / "build.log");
+  return build;
+}
+
+}  // namespace
+
+TEST(OutOfTreeExamples, CustomMetricPluginBuildsAndJudges) {
+  TempDir dir;
+  std::string build = build_example("custom_metric", dir);
+  std::string plugin = build + "/acccheck_metric_max_relative_error.so";
+  ASSERT_TRUE(fs::exists(plugin));
+
+  TempDir out;
+  auto r = run_acccheck({"compare", "-npu", fixture("vectors/handmade/accuracy_checking_details_npu_20250101000000.csv"),
+                         "-gpu", fixture("vectors/handmade/accuracy_checking_details_gpu_20250101000000.csv"), "-o",
+                         out.path(), "--timestamp", "20250101000000", "--plugin", plugin, "--standards",
+                         std::string(ACCCHECK_SOURCE_DIR) + "/examples/custom_metric/my_standards.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string details = read_file(out / "api_precision_compare_details_20250101000000.csv");
+  std::string result = read_file(out / "api_precision_compare_result_20250101000000.csv");
+  // The plugin's own column is appended after Message.
+  EXPECT_NE(details.find(",比对结果,比对算法,Message,最大相对误差判定结果\r\n"), std::string::npos);
+  // softmax.0: NPU 相对误差最大值 = inf > 0.2 → error; softmax.1: 0.1 ≤ 0.2 → pass.
+  EXPECT_NE(details.find("Functional.softmax.0.forward.output.0, , , , , , , , , , , , , , , , , , , , , , , , ,error,"
+                         "最大相对误差法,\"ERROR: 相对误差最大值 inf 超过阈值 0.2\n\",error\r\n"),
+            std::string::npos)
+      << details;
+  EXPECT_NE(details.find("Functional.softmax.1.forward.output.0, , , , , , , , , , , , , , , , , , , , , , , , ,pass,"
+                         "最大相对误差法,,pass\r\n"),
+            std::string::npos)
+      << details;
+  EXPECT_NE(result.find("Functional.softmax.0,error, ,\r\nFunctional.softmax.1,pass, ,\r\n"), std::string::npos) << result;
+  // APIs it does not claim keep their built-in standard.
+  EXPECT_NE(details.find("Torch.matmul.0.forward.output.0, , , , , , , , , , , , , , , , , , ,70.00000000000000"),
+            std::string::npos);
+}
