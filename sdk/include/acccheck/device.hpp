@@ -4,6 +4,8 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 #include <torch/version.h>
@@ -34,6 +36,10 @@ class ACCCHECK_INTERFACE DevicePlugin : public DeviceProbe {
   virtual std::vector<c10::ScalarType> supported_dtypes() const = 0;
   // Vendor operators without a CPU kernel, keyed by qualified name ("npu::npu_rms_norm").
   virtual std::map<std::string, BenchFunction> bench_functions() const { return {}; }
+  // Runs one dispatcher operator on this device: the stack holds every argument (inputs already on
+  // device()) and receives the results. The default just calls the operator; a device may wrap the
+  // call (set a stream or context, or — in test devices — perturb a result).
+  virtual void call_operator(const c10::OperatorHandle& op, torch::jit::Stack& stack) const { op.callBoxed(&stack); }
 };
 
 }  // namespace acccheck

@@ -1,0 +1,59 @@
+// Fault injection for the simulated NPU: defects in chosen operators, described in YAML
+// (docs/npu-sim.md) and applied deterministically from a seed. A fault on one operator changes
+// nothing else: its random numbers come from a generator of its own, seeded per call.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <acccheck/settings.hpp>
+
+namespace acccheck::npusim {
+
+enum class FaultKind { rel_noise, bias, scale, ulp_shift, low_precision, nan, zero, crash, hang };
+enum class FaultDirection { forward, backward, any };
+
+struct Fault {
+  std::string op;        // "aten::gelu" (any overload) or "aten::add.Tensor"
+  FaultDirection direction = FaultDirection::any;
+  FaultKind kind = FaultKind::rel_noise;
+  double magnitude = 0.0;
+  c10::ScalarType low_precision_dtype = c10::ScalarType::Float;  // low_precision: float16/bfloat16
+  bool tf32 = false;                                             // low_precision: tf32
+  double fraction = 1.0;
+  std::shared_ptr<std::atomic<std::uint64_t>> calls = std::make_shared<std::atomic<std::uint64_t>>(0);
+};
+
+struct FaultPlan {
+  std::uint64_t seed = 0;
+  std::vector<Fault> faults;
+};
+
+// From flattened settings: seed, faults/N/{op,direction,kind,magnitude,fraction}. Throws
+// std::runtime_error "npu-sim faults: fault N: <what is wrong>".
+FaultPlan parse_fault_plan(const Settings& settings);
+
+// The plan the backend applies; empty until set.
+void install_fault_plan(FaultPlan plan);
+// Seed of the installed plan.
+std::uint64_t installed_seed();
+// The first fault for this operator in this direction, if any. Installed plans are never freed,
+// so the pointer stays valid.
+// A fault naming an overload ("aten::mul.Tensor") also matches the operator's out= variants
+// ("aten::mul.out"): structured operators reach a backend that way.
+const Fault* find_fault(const std::string& name, const std::string& overload, bool is_out_variant, bool in_backward);
+
+// Value faults (rel_noise, bias, scale, ulp_shift, nan, zero) applied in place to one output
+// held in host memory. `call_index` numbers the matched calls of this fault.
+void apply_value_fault(const Fault& fault, std::uint64_t seed, std::uint64_t call_index, const at::Tensor& cpu_output);
+// low_precision: the input rounded to the fault's dtype (returns a new CPU tensor).
+at::Tensor round_input(const Fault& fault, const at::Tensor& cpu_input);
+
+}  // namespace acccheck::npusim

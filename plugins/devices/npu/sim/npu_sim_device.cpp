@@ -1,0 +1,71 @@
+// The `npu-sim` device plugin: the simulated NPU backend (npu_sim_backend.cpp) behind the device
+// contract, with its fault plan from --device-config / ACCCHECK_NPUSIM_FAULTS (docs/npu-sim.md).
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+
+#include <acccheck/device.hpp>
+
+#include "fault_injection.hpp"
+#include "npu_sim_backend.hpp"
+
+namespace {
+
+using namespace acccheck;
+
+// YAML → Settings (the host does the same for --device-config; the environment variable is read here).
+void flatten(const YAML::Node& node, const std::string& prefix, Settings& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) flatten(kv.second, prefix.empty() ? kv.first.as<std::string>() : prefix + "/" + kv.first.as<std::string>(), out);
+  } else if (node.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& item : node) flatten(item, prefix + "/" + std::to_string(i++), out);
+  } else if (node.IsScalar()) {
+    out.set(prefix, node.Scalar());
+  }
+}
+
+class NpuSimDevice final : public DevicePlugin {
+ public:
+  std::string_view device_name() const override { return "npu-sim"; }
+
+  void configure(const Settings& settings) override {
+    Settings s = settings;
+    if (!s.has("faults/0/op") && !s.has("faults/0/kind")) {
+      if (const char* file = std::getenv("ACCCHECK_NPUSIM_FAULTS"); file && *file) {
+        try {
+          flatten(YAML::LoadFile(file), "", s);
+        } catch (const YAML::Exception& e) {
+          throw std::runtime_error(std::string(file) + " (ACCCHECK_NPUSIM_FAULTS): " + e.what());
+        }
+      }
+    }
+    npusim::install_fault_plan(npusim::parse_fault_plan(s));
+  }
+
+  Availability available() const override {
+    if (npusim::privateuse1_taken_by_someone_else())
+      return {false, "PrivateUse1 is already registered by another backend in this process (torch_npu?)"};
+    return {true, ""};
+  }
+
+  void initialize(const std::vector<int>& device_ids) override {
+    for (int id : device_ids)
+      if (id != 0) throw std::runtime_error("npu-sim: device id " + std::to_string(id) + " does not exist (only 0)");
+    npusim::register_backend();
+  }
+
+  c10::Device device() const override { return c10::Device(c10::DeviceType::PrivateUse1, 0); }
+  at::Tensor to_device(const at::Tensor& t) const override { return t.to(device(), t.scalar_type(), false, true); }
+  at::Tensor to_cpu(const at::Tensor& t) const override { return t.to(c10::Device(c10::DeviceType::CPU), t.scalar_type(), false, true); }
+  void synchronize() const override {}
+  std::vector<c10::ScalarType> supported_dtypes() const override {
+    using S = c10::ScalarType;
+    return {S::Half, S::BFloat16, S::Float, S::Double, S::Bool, S::Byte, S::Char, S::Short, S::Int, S::Long};
+  }
+};
+
+}  // namespace
+
+ACCCHECK_PLUGIN(device, NpuSimDevice, "npu-sim", "1.0.0",
+                "simulated NPU: a PrivateUse1 backend with accelerator-like rounding and fault injection")
