@@ -12,40 +12,9 @@ using acccheck::test::read_file;
 using acccheck::test::run_acccheck;
 using acccheck::test::TempDir;
 
-namespace {
-
-int sh(const std::string& cmd, const std::string& log) {
-  int status = std::system((cmd + " >" + log + " 2>&1").c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// Installs the SDK once per test binary; returns the prefix.
-const std::string& installed_prefix() {
-  static TempDir* dir = new TempDir();
-  static const std::string prefix = [] {
-    std::string p = dir->path() + "/prefix";
-    int rc = sh(std::string(ACCCHECK_CMAKE) + " --install " + ACCCHECK_BUILD_DIR + " --prefix " + p, dir->path() + "/install.log");
-    if (rc != 0) ADD_FAILURE() << "install failed:\n" << read_file(dir->path() + "/install.log");
-    return p;
-  }();
-  return prefix;
-}
-
-std::string build_example(const std::string& example, const TempDir& dir) {
-  std::string src = std::string(ACCCHECK_SOURCE_DIR) + "/examples/" + example;
-  std::string build = dir / "build";
-  std::string configure = std::string(ACCCHECK_CMAKE) + " -S " + src + " -B " + build +
-                          " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH=" + installed_prefix();
-  EXPECT_EQ(sh(configure, dir / "configure.log"), 0) << read_file(dir / "configure.log");
-  EXPECT_EQ(sh(std::string(ACCCHECK_CMAKE) + " --build " + build, dir / "build.log"), 0) << read_file(dir / "build.log");
-  return build;
-}
-
-}  // namespace
-
 TEST(OutOfTreeExamples, CustomMetricPluginBuildsAndJudges) {
   TempDir dir;
-  std::string build = build_example("custom_metric", dir);
+  std::string build = acccheck::test::build_example("custom_metric", dir);
   std::string plugin = build + "/acccheck_metric_max_relative_error.so";
   ASSERT_TRUE(fs::exists(plugin));
 

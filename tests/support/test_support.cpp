@@ -71,6 +71,36 @@ std::vector<std::string> files_in(const std::string& dir) {
   return names;
 }
 
+namespace {
+int run_shell(const std::string& cmd, const std::string& log) {
+  int status = std::system((cmd + " >" + quote(log) + " 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+}  // namespace
+
+const std::string& installed_sdk_prefix() {
+  static TempDir* dir = new TempDir();
+  static const std::string prefix = [] {
+    std::string p = dir->path() + "/prefix";
+    int rc = run_shell(quote(ACCCHECK_CMAKE) + " --install " + quote(ACCCHECK_BUILD_DIR) + " --prefix " + quote(p),
+                       dir->path() + "/install.log");
+    if (rc != 0) ADD_FAILURE() << "install failed:\n" << read_file(dir->path() + "/install.log");
+    return p;
+  }();
+  return prefix;
+}
+
+std::string build_example(const std::string& name, const TempDir& dir) {
+  std::string src = std::string(ACCCHECK_SOURCE_DIR) + "/examples/" + name;
+  std::string build = dir / "build";
+  std::string configure = quote(ACCCHECK_CMAKE) + " -S " + quote(src) + " -B " + quote(build) +
+                          " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH=" + quote(installed_sdk_prefix());
+  EXPECT_EQ(run_shell(configure, dir / "configure.log"), 0) << read_file(dir / "configure.log");
+  EXPECT_EQ(run_shell(quote(ACCCHECK_CMAKE) + " --build " + quote(build), dir / "build.log"), 0)
+      << read_file(dir / "build.log");
+  return build;
+}
+
 std::string fixture(const std::string& relative) { return std::string(ACCCHECK_FIXTURES) + "/" + relative; }
 
 MetricPlugin& metric_plugin(const std::string& standard_id) {

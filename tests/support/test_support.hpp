@@ -37,6 +37,11 @@ void write_file(const std::string& path, const std::string& content);
 std::vector<std::string> files_in(const std::string& dir);
 std::string fixture(const std::string& relative);  // tests/fixtures/<relative>
 
+// Installs the SDK of this build into a temporary prefix (once per test binary) and builds
+// examples/<name> against it with find_package(acccheck); returns the example's build folder.
+const std::string& installed_sdk_prefix();
+std::string build_example(const std::string& name, const TempDir& dir);
+
 // Loads a metric plugin of the build (by standard id) and configures it from the shipped
 // standards.yaml; the plugin stays loaded for the test binary's life.
 MetricPlugin& metric_plugin(const std::string& standard_id);
