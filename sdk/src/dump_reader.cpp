@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <unordered_map>
 
 #include "acccheck/record.hpp"
 #include "json_builder.hpp"
@@ -165,6 +166,15 @@ StackMap read_stack_json(const std::string& path) {
     for (const auto& m : top.members()) out.emplace_back(m.first, lines_of(m.second, m.first));
   }
   return out;
+}
+
+void attach_stacks(std::vector<ApiRecord>& records, const StackMap& stacks) {
+  std::unordered_map<std::string, const std::vector<std::string>*> by_entry;
+  for (const auto& [entry, lines] : stacks) by_entry.emplace(entry, &lines);
+  for (auto& r : records) {
+    auto it = by_entry.find(r.entry_name());
+    if (it != by_entry.end()) r.stack = *it->second;
+  }
 }
 
 }  // namespace acccheck

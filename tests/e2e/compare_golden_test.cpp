@@ -113,3 +113,15 @@ TEST(CompareGolden, FailOnErrorGatesTheExitCode) {
   EXPECT_EQ(r.run.exit_code, 1);
   EXPECT_FALSE(r.result.empty());  // the outputs are still written
 }
+
+// compare is the fast path: it never opens a device plugin, so LibTorch is never loaded.
+TEST(CompareGolden, DoesNotLoadLibTorch) {
+  TempDir out;
+  auto r = run_acccheck({"compare", "-npu", fixture("vectors/npu/accuracy_checking_details_20250101000000.csv"), "-gpu",
+                         fixture("vectors/gpu/accuracy_checking_details_20250101000000.csv"), "-o", out.path()},
+                        "LD_DEBUG=files");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("acccheck_metric_benchmark.so"), std::string::npos);  // LD_DEBUG did report loads
+  EXPECT_EQ(r.err.find("libtorch"), std::string::npos);
+  EXPECT_EQ(r.err.find("libc10"), std::string::npos);
+}

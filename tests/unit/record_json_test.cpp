@@ -142,6 +142,10 @@ TEST(LegacyDump, ReadsForwardAndBackwardInfo) {
 TEST(StackJson, ReadsBothLayoutsAndWritesTheDeduplicatedOne) {
   auto stacks = read_stack_json(fixture("vectors/msprobe-dump-mlp/stack.json"));
   ASSERT_FALSE(stacks.empty());
+  auto records = read_all(fixture("vectors/msprobe-dump-mlp/dump.json"));
+  attach_stacks(records, stacks);
+  ASSERT_FALSE(records[0].stack.empty());
+  EXPECT_EQ(records[0].stack[0].rfind("File ", 0), 0u);
   TempDir d;
   write_stack_json(d / "stack.json", stacks);
   EXPECT_EQ(read_stack_json(d / "stack.json"), stacks);

@@ -84,6 +84,9 @@ struct ApiRecord {
   std::vector<Argument> grad_outputs;                       // backward: output
   bool has_args = false, has_kwargs = false, has_outputs = false;
   std::optional<bool> is_recompute;
+  // Call stack lines, innermost user frame first. Stored in stack.json, not dump.json: filled by
+  // attach_stacks(), written by write_stack_json().
+  std::vector<std::string> stack;
   // Keys of the entry as they appeared (the dumper writes in-place ops' "output" after
   // "is_recompute"); the writer follows it so a record round-trips byte for byte. Keys acccheck
   // does not model are kept in `extra`.
@@ -152,6 +155,8 @@ class DumpJsonWriter {
 // stack.json in the current de-duplicated layout; reads both layouts.
 using StackMap = std::vector<std::pair<std::string, std::vector<std::string>>>;  // entry → lines
 StackMap read_stack_json(const std::string& path);
+// Sets record.stack for forward records whose entry name appears in `stacks`.
+void attach_stacks(std::vector<ApiRecord>& records, const StackMap& stacks);
 void write_stack_json(const std::string& path, const StackMap& stacks);
 
 }  // namespace acccheck
