@@ -150,6 +150,45 @@ double error_balance(const OutputPair& out, const ElementErrors& e) {
   return static_cast<double>(std::llabs(pos - neg)) / static_cast<double>(out.count);
 }
 
+std::vector<MetricValue> threshold_rates(const OutputPair& out, const ElementErrors& e, double sv, double rtol,
+                                         double atol) {
+  auto small = small_mask(e, sv);
+  auto normal = normal_mask(e, sv);
+  std::vector<char> rel_bad(out.count), abs_bad(out.count);
+  std::size_t infnan = 0;
+  for (std::size_t i = 0; i < out.count; ++i) {
+    rel_bad[i] = e.rel_err[i] > rtol;
+    abs_bad[i] = e.abs_err[i] > atol;
+    infnan += !e.finite[i];
+  }
+  auto share = [](const std::vector<char>& bad, const std::vector<char>& within, const char* column) {
+    bool empty = true;
+    for (char w : within) empty = empty && !w;
+    return MetricValue{column, ratio_within(bad, within), empty ? NumberStyle::integer : NumberStyle::fixed14};
+  };
+  return {{"inf/nan错误率", inf_nan_error_rate(out, e, rtol), infnan ? NumberStyle::fixed14 : NumberStyle::integer},
+          share(rel_bad, normal, "相对误差错误率"),
+          share(abs_bad, small, "绝对误差错误率")};
+}
+
+std::vector<std::string> judge_zero_rates(const RowView& npu, const std::vector<ZeroRate>& rates, Judgement& j) {
+  std::vector<std::string> messages;
+  for (const auto& r : rates) {
+    double v = parse_cell(npu, r.value_column);
+    bool ok = v == 0.0;
+    j.cells.emplace_back(r.value_column, fixed14(v));
+    j.cells.emplace_back(r.status_column, ok ? "pass" : "error");
+    if (ok) continue;
+    j.verdict = Verdict::error;
+    messages.push_back(r.error_message);
+    if (j.deciding_metric.empty()) {
+      j.deciding_metric = r.value_column;
+      j.severity = 1.0 + v;  // pass/fail rule: any non-zero rate fails
+    }
+  }
+  return messages;
+}
+
 double parse_cell(const RowView& row, std::string_view column) {
   std::string_view text = row.cell(column);
   if (text.empty() || is_python_space(text)) throw UnjudgeableRow("ERROR: Input data is an empty string");

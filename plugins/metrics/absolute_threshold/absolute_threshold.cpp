@@ -8,12 +8,7 @@ namespace {
 using namespace acccheck;
 namespace ms = acccheck::metric_support;
 
-struct Column {
-  const char* value;
-  const char* status;
-  const char* error_message;
-};
-const Column kColumns[] = {
+const std::vector<ms::ZeroRate> kRates = {
     {"inf/nan错误率", "inf/nan判定结果", "ERROR: inf/nan错误率超过阈值"},
     {"相对误差错误率", "相对误差判定结果", "ERROR: 相对误差错误率超过阈值"},
     {"绝对误差错误率", "绝对误差判定结果", "ERROR: 绝对误差错误率超过阈值"},
@@ -24,13 +19,13 @@ class AbsoluteThresholdStandard final : public MetricPlugin {
   std::string_view standard_id() const override { return "absolute_threshold"; }
   std::string_view algorithm_name() const override { return "绝对阈值法"; }
   std::vector<std::string> details_columns() const override {
-    return {kColumns[0].value, kColumns[1].value, kColumns[2].value};
+    return {kRates[0].value_column, kRates[1].value_column, kRates[2].value_column};
   }
   std::vector<std::string> compare_columns() const override {
     std::vector<std::string> c;
-    for (const auto& col : kColumns) {
-      c.push_back(col.value);
-      c.push_back(col.status);
+    for (const auto& r : kRates) {
+      c.push_back(r.value_column);
+      c.push_back(r.status_column);
     }
     return c;
   }
@@ -39,48 +34,13 @@ class AbsoluteThresholdStandard final : public MetricPlugin {
 
   std::vector<MetricValue> compute(const OutputPair& out) const override {
     const std::string dtype(out.device_dtype);
-    double sv = settings_.number("small_value", dtype);
-    double atol = settings_.number("small_value_atol", dtype);
-    double rtol = settings_.number("rtol", dtype);
-    auto e = ms::element_errors(out);
-    auto small = ms::small_mask(e, sv);
-    auto normal = ms::normal_mask(e, sv);
-    std::vector<char> rel_bad(out.count), abs_bad(out.count);
-    std::size_t infnan = 0;
-    for (std::size_t i = 0; i < out.count; ++i) {
-      rel_bad[i] = e.rel_err[i] > rtol;
-      abs_bad[i] = e.abs_err[i] > atol;
-      infnan += !e.finite[i];
-    }
-    auto share = [](const std::vector<char>& bad, const std::vector<char>& within, const char* column) {
-      bool empty = true;
-      for (char w : within) empty = empty && !w;
-      // An empty mask gives the integer 0 in the reference (a Python int, printed "0").
-      return MetricValue{column, ms::ratio_within(bad, within), empty ? NumberStyle::integer : NumberStyle::fixed14};
-    };
-    return {
-        {kColumns[0].value, ms::inf_nan_error_rate(out, e, rtol), infnan ? NumberStyle::fixed14 : NumberStyle::integer},
-        share(rel_bad, normal, kColumns[1].value),
-        share(abs_bad, small, kColumns[2].value),
-    };
+    return ms::threshold_rates(out, ms::element_errors(out), settings_.number("small_value", dtype),
+                               settings_.number("rtol", dtype), settings_.number("small_value_atol", dtype));
   }
 
   Judgement judge(const JudgeInput& in) const override {
     Judgement j;
-    for (const auto& col : kColumns) {
-      double v = ms::parse_cell(in.npu, col.value);
-      bool ok = v == 0.0;
-      j.cells.emplace_back(col.value, ms::fixed14(v));
-      j.cells.emplace_back(col.status, ok ? "pass" : "error");
-      if (!ok) {
-        j.verdict = Verdict::error;
-        j.message += col.error_message;  // the reference joins these without a separator
-        if (j.deciding_metric.empty()) {
-          j.deciding_metric = col.value;
-          j.severity = 1.0 + v;  // pass/fail rule: any non-zero rate fails
-        }
-      }
-    }
+    for (const auto& m : ms::judge_zero_rates(in.npu, kRates, j)) j.message += m;  // no separator, as the reference
     return j;
   }
 

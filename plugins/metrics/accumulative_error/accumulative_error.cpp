@@ -12,12 +12,7 @@ namespace {
 using namespace acccheck;
 namespace ms = acccheck::metric_support;
 
-struct Rate {
-  const char* value;
-  const char* status;
-  const char* error_message;
-};
-const Rate kRates[] = {
+const std::vector<ms::ZeroRate> kRates = {
     {"inf/nan错误率", "inf/nan判定结果", "ERROR: inf/nan错误率超过阈值"},
     {"相对误差错误率", "相对误差判定结果", "ERROR: 相对误差错误率超过阈值"},
     {"绝对误差错误率", "绝对误差判定结果", "ERROR: 绝对误差错误率超过阈值"},
@@ -39,34 +34,15 @@ class AccumulativeErrorStandard final : public MetricPlugin {
   std::vector<MetricValue> compute(const OutputPair& out) const override {
     const std::string dtype(out.device_dtype);
     const double bound = settings_.number("bound", dtype);
-    const double sv = settings_.number("small_value", dtype);
     auto e = ms::element_errors(out);
-    auto small = ms::small_mask(e, sv);
-    auto normal = ms::normal_mask(e, sv);
-    std::vector<char> rel_bad(out.count), abs_bad(out.count);
-    for (std::size_t i = 0; i < out.count; ++i) {
-      rel_bad[i] = e.rel_err[i] > bound;
-      abs_bad[i] = e.abs_err[i] > bound;
-    }
-    return {{"inf/nan错误率", ms::inf_nan_error_rate(out, e, bound), NumberStyle::fixed14},
-            {"相对误差错误率", ms::ratio_within(rel_bad, normal), NumberStyle::fixed14},
-            {"绝对误差错误率", ms::ratio_within(abs_bad, small), NumberStyle::fixed14},
-            {"误差均衡性", ms::error_balance(out, e), NumberStyle::fixed14}};
+    auto values = ms::threshold_rates(out, e, settings_.number("small_value", dtype), bound, bound);
+    values.push_back({"误差均衡性", ms::error_balance(out, e), NumberStyle::fixed14});
+    return values;
   }
 
   Judgement judge(const JudgeInput& in) const override {
     Judgement j;
-    std::vector<std::string> messages;
-    for (const auto& r : kRates) {
-      double v = ms::parse_cell(in.npu, r.value);
-      bool ok = v == 0.0;
-      j.cells.emplace_back(r.value, ms::fixed14(v));
-      j.cells.emplace_back(r.status, ok ? "pass" : "error");
-      if (!ok) {
-        j.verdict = Verdict::error;
-        messages.push_back(r.error_message);
-      }
-    }
+    std::vector<std::string> messages = ms::judge_zero_rates(in.npu, kRates, j);
     double eb = ms::parse_cell(in.npu, "误差均衡性");
     bool eb_ok = eb <= settings_.number("eb_threshold", std::string(in.dtype));
     j.cells.emplace_back("误差均衡性比值", ms::fixed14(eb));
@@ -74,10 +50,10 @@ class AccumulativeErrorStandard final : public MetricPlugin {
     if (!eb_ok) {
       j.verdict = Verdict::error;
       messages.push_back("ERROR: 误差均衡性超过阈值\n");
-    }
-    if (j.verdict == Verdict::error) {
-      j.deciding_metric = eb_ok ? "相对误差错误率" : "误差均衡性比值";
-      j.severity = 1.0;
+      if (j.deciding_metric.empty()) {
+        j.deciding_metric = "误差均衡性比值";
+        j.severity = 1.0;
+      }
     }
     for (std::size_t i = 0; i < messages.size(); ++i) j.message += (i ? "\n" : "") + messages[i];
     return j;

@@ -43,6 +43,12 @@ double error_balance(const OutputPair& out, const ElementErrors& e);
 double numpy_float32_mean(const std::vector<double>& values);
 double numpy_float64_mean(const std::vector<double>& values);
 
+// The three rates of the absolute-threshold family (§5.1, §5.6): inf/nan错误率 with tolerance
+// rtol, 相对误差错误率 (RE > rtol among normal values), 绝对误差错误率 (AE > atol among small
+// values). An empty mask gives the integer 0, as in the reference.
+std::vector<MetricValue> threshold_rates(const OutputPair& out, const ElementErrors& e, double small_value,
+                                         double rtol, double atol);
+
 // The text run_ut writes for a stage-1 value (run-ut.md §7.2).
 std::string format_value(const MetricValue& v);
 
@@ -61,5 +67,15 @@ struct Consistency {
   bool consistent = true;
 };
 Consistency inf_nan_consistency(double x, double y);
+
+// Rates that pass only when exactly 0 (absolute threshold, accumulative error): fills the value
+// (as "{:.14f}") and status cells, marks the judgement as error when one fails, and returns the
+// failing columns' messages in column order.
+struct ZeroRate {
+  const char* value_column;
+  const char* status_column;
+  const char* error_message;
+};
+std::vector<std::string> judge_zero_rates(const RowView& npu, const std::vector<ZeroRate>& rates, Judgement& j);
 
 }  // namespace acccheck::metric_support
