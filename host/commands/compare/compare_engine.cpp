@@ -3,6 +3,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
+
+#include <spdlog/spdlog.h>
 #include <filesystem>
 #include <functional>
 #include <cstring>
@@ -12,6 +15,7 @@
 #include <acccheck/number_format.hpp>
 #include <acccheck/output_file.hpp>
 
+#include "commands/compare/csv_prefetcher.hpp"
 #include "commands/compare/details_table.hpp"
 #include "commands/compare/name_hash_table.hpp"
 
@@ -125,10 +129,21 @@ CompareEngine::CompareEngine(const StandardSelector& selector, std::map<std::str
     : selector_(selector), plugins_(std::move(plugins)) {}
 
 CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summary) {
+  std::unique_ptr<CsvReader> npu_reader;
+  try {
+    npu_reader = std::make_unique<CsvReader>(in.npu_details);
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+  DetailsHeader npu_header = read_details_header(*npu_reader);
+  // The NPU file is parsed ahead on a second thread while the GPU index loads and rows are judged.
+  CsvPrefetcher npu_rows_ahead(*npu_reader);
+
   GpuIndex gpu;
   std::vector<std::string> plugin_columns;
   for (const auto& [id, plugin] : plugins_)
     for (const auto& c : plugin->details_columns()) plugin_columns.push_back(c);
+  const auto t0 = std::chrono::steady_clock::now();
   try {
     gpu.load(in.gpu_details, plugin_columns);
   } catch (const InputError&) {
@@ -137,13 +152,9 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
     throw InputError(e.what());
   }
 
-  std::unique_ptr<CsvReader> npu_reader;
-  try {
-    npu_reader = std::make_unique<CsvReader>(in.npu_details);
-  } catch (const std::exception& e) {
-    throw InputError(e.what());
-  }
-  DetailsHeader npu_header = read_details_header(*npu_reader);
+
+  spdlog::debug("GPU index: {} rows from {} in {:.3f} s", gpu.size(), in.gpu_details,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
   // Columns of user metric plugins that are not among the reference's 28 go after Message.
   std::vector<std::string> columns = compare_details_columns();
@@ -213,15 +224,15 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
   // Duplicate detection: hash → line; a hash match is confirmed by re-reading that line's name.
   NameHashTable npu_lines;
   std::size_t npu_rows = 0;
-  std::vector<std::string> fields;
   std::vector<std::string_view> gpu_cells;
   std::vector<std::string> out(columns.size());
   const std::size_t expected_fields = npu_header.columns.size();
 
   try {
-    while (npu_reader->next(fields)) {
+    while (const CsvPrefetcher::Record* record = npu_rows_ahead.next()) {
+      const std::vector<std::string>& fields = record->fields;
       if (fields.size() == 1 && fields[0].empty()) continue;
-      const std::size_t line = npu_reader->record_line();
+      const std::size_t line = record->line;
       if (fields.size() != expected_fields)
         throw InputError(in.npu_details + ": line " + std::to_string(line) + ": expected " +
                          std::to_string(expected_fields) + " fields, found " + std::to_string(fields.size()) +
@@ -241,8 +252,9 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
                          "' already appears on line " + std::to_string(earlier) + " (each output row must be unique)");
       ++npu_rows;
 
-      const std::string npu_message = message_idx ? fields[*message_idx] : std::string();
-      std::fill(out.begin(), out.end(), std::string(" "));
+      static const std::string kNoMessage;
+      const std::string& npu_message = message_idx ? fields[*message_idx] : kNoMessage;
+      for (auto& cell : out) cell.assign(1, ' ');  // keeps each cell's buffer: no allocation per row
       out[0] = name;
       RowName rn = parse_row_name(name);
       if (!rn.valid) {
@@ -291,7 +303,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
           out[kAlgoCol] = std::string(plugin->algorithm_name());
           out[kMessageCol] = message;
         } catch (const UnjudgeableRow& e) {
-          std::fill(out.begin() + 1, out.end(), std::string(" "));
+          for (std::size_t c = 1; c < out.size(); ++c) out[c].assign(1, ' ');
           message = e.what();
           out[kResultCol] = "SKIP";
           out[kMessageCol] = message;
@@ -313,8 +325,8 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
 
       if (!pending.active) {
         pending.active = true;
-        pending.api = rn.api;
-        pending.short_api = rn.short_api;
+        pending.api = std::string(rn.api);
+        pending.short_api = std::string(rn.short_api);
       }
       if (unsupported) {
         // Decided per row (docs/compat.md e): the row counts as SKIP in its direction.
@@ -330,6 +342,8 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
   } catch (const CsvError& e) {
     throw InputError(e.what());
   }
+  spdlog::debug("judged {} NPU rows in {:.3f} s", npu_rows,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (npu_rows == 0) throw InputError(in.npu_details + ": no data rows (only a header)");
   try {
     details->commit();

@@ -23,7 +23,10 @@ std::size_t CompareSummary::apis_with(const std::string& verdict) const {
 
 void CompareSummary::add_row(const std::string& row, const std::string& standard, Verdict verdict,
                              const std::string& metric, double severity) {
-  ++by_standard_[standard.empty() ? "(skipped before judging)" : standard][verdict_text(verdict)];
+  static const std::string kNotJudged = "(skipped before judging)";
+  auto it = by_standard_.find(standard.empty() ? kNotJudged : standard);
+  if (it == by_standard_.end()) it = by_standard_.emplace(standard.empty() ? kNotJudged : standard, std::array<std::size_t, 4>{}).first;
+  ++it->second[static_cast<std::size_t>(verdict)];
   if (verdict != Verdict::error) return;
   ++error_rows_;
   Worst w{row, standard, metric, severity};
@@ -49,7 +52,12 @@ void CompareSummary::print(std::ostream& os) const {
   os << "  forward:  " << counts(forward_) << "\n";
   os << "  backward: " << counts(backward_) << "\n";
   os << "  output rows by standard:\n";
-  for (const auto& [standard, m] : by_standard_) os << "    " << std::left << std::setw(28) << standard << counts(m) << "\n";
+  for (const auto& [standard, counts_by_verdict] : by_standard_) {
+    std::map<std::string, std::size_t> m;
+    for (auto v : {Verdict::pass, Verdict::warning, Verdict::error, Verdict::skip})
+      if (counts_by_verdict[static_cast<std::size_t>(v)]) m[verdict_text(v)] = counts_by_verdict[static_cast<std::size_t>(v)];
+    os << "    " << std::left << std::setw(28) << standard << counts(m) << "\n";
+  }
   if (!worst_.empty()) {
     os << "  worst outputs, by how far past the threshold (" << worst_.size() << " of " << error_rows_ << " in error):\n";
     for (const auto& w : worst_) {

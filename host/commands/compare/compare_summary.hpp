@@ -2,6 +2,7 @@
 // worst APIs with the metric that decided them.
 #pragma once
 
+#include <array>
 #include <map>
 #include <ostream>
 #include <string>
@@ -30,7 +31,8 @@ class CompareSummary {
   std::size_t worst_limit_;
   std::size_t apis_ = 0;
   std::map<std::string, std::size_t> forward_, backward_;
-  std::map<std::string, std::map<std::string, std::size_t>> by_standard_;
+  // verdict counts per standard, indexed by Verdict (pass, warning, error, skip)
+  std::map<std::string, std::array<std::size_t, 4>> by_standard_;
   std::size_t apis_error_ = 0, apis_warning_ = 0, apis_skip_ = 0;
   std::vector<Worst> worst_;  // kept sorted, at most worst_limit_
   std::size_t error_rows_ = 0;

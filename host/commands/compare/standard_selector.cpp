@@ -24,7 +24,10 @@ StandardSelector::StandardSelector(const Settings& s) {
   float_dtypes_ = s.list("selection/float_dtypes");
   unsupported_dtypes_ = s.list("selection/unsupported_dtypes");
   for (const auto& id : order_)
-    for (const auto& api : s.list("standards/" + id + "/apis")) first_standard_of_api_.emplace(api, id);
+    for (const auto& api : s.list("standards/" + id + "/apis")) {
+      api_names_.push_back(api);
+      first_standard_of_api_.emplace(api_names_.back(), id);
+    }
   const std::string prefix = "notes/";
   for (const auto& [key, value] : s.all())
     if (key.rfind(prefix, 0) == 0) notes_.emplace(key.substr(prefix.size()), value);
@@ -35,7 +38,7 @@ const std::string& StandardSelector::select(std::string_view short_api, std::str
   if (is_fp8(dtype)) return fp8_output_;
   if (rel_err_filled) return fp8_input_;
   if (std::find(float_dtypes_.begin(), float_dtypes_.end(), dtype) == float_dtypes_.end()) return non_float_;
-  auto it = first_standard_of_api_.find(std::string(short_api));
+  auto it = first_standard_of_api_.find(short_api);
   return it == first_standard_of_api_.end() ? default_ : it->second;
 }
 
@@ -56,26 +59,20 @@ const std::string* StandardSelector::note_for(std::string_view short_api) const 
 }
 
 RowName parse_row_name(std::string_view name) {
-  std::vector<std::string_view> seg;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t dot = name.find('.', start);
-    seg.push_back(name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
+  std::size_t dots[7];
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < name.size(); ++i)
+    if (name[i] == '.') {
+      if (n == 6) return {};  // 8 or more segments
+      dots[n++] = i;
+    }
   RowName r;
-  if (seg.size() == 6) {
-    r.short_api = std::string(seg[1]);
-    r.api = std::string(seg[0]) + "." + r.short_api + "." + std::string(seg[2]);
-    r.direction = std::string(seg[3]);
-    r.valid = true;
-  } else if (seg.size() == 7) {
-    r.short_api = std::string(seg[1]) + "." + std::string(seg[2]);
-    r.api = std::string(seg[0]) + "." + r.short_api + "." + std::string(seg[3]);
-    r.direction = std::string(seg[4]);
-    r.valid = true;
-  }
+  if (n != 5 && n != 6) return r;  // 6 or 7 segments
+  const std::size_t idx_end = dots[n - 3];  // end of the call index segment
+  r.api = name.substr(0, idx_end);
+  r.short_api = name.substr(dots[0] + 1, dots[n - 4] - dots[0] - 1);
+  r.direction = name.substr(dots[n - 3] + 1, dots[n - 2] - dots[n - 3] - 1);
+  r.valid = true;
   return r;
 }
 

@@ -2,6 +2,7 @@
 // and rules of the (merged) standards YAML.
 #pragma once
 
+#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,7 +30,8 @@ class StandardSelector {
 
  private:
   std::vector<std::string> order_;
-  std::unordered_map<std::string, std::string> first_standard_of_api_;
+  std::deque<std::string> api_names_;  // owns the keys below
+  std::unordered_map<std::string_view, std::string> first_standard_of_api_;
   std::string default_, fp8_output_, fp8_input_, non_float_;
   std::vector<std::string> float_dtypes_, unsupported_dtypes_;
   std::unordered_map<std::string, std::string> notes_;
@@ -37,10 +39,10 @@ class StandardSelector {
 
 // Short API name of a details row name: 6 segments → segment 1; 7 → segments 1.2; else empty.
 // Also returns the API key (type.name.idx) and the direction ("forward"/"backward").
-struct RowName {
-  std::string api;        // "Torch.matmul.0"
-  std::string short_api;  // "matmul"
-  std::string direction;  // "forward" / "backward"
+struct RowName {  // views into the parsed name
+  std::string_view api;        // "Torch.matmul.0"
+  std::string_view short_api;  // "matmul"
+  std::string_view direction;  // "forward" / "backward"
   bool valid = false;
 };
 RowName parse_row_name(std::string_view name);

@@ -15,11 +15,11 @@ namespace acccheck {
 class Settings {
  public:
   void set(std::string key, std::string value) { values_[std::move(key)] = std::move(value); }
-  bool has(std::string_view key) const { return values_.count(std::string(key)) != 0; }
-  const std::map<std::string, std::string>& all() const { return values_; }
+  bool has(std::string_view key) const { return values_.find(key) != values_.end(); }
+  const std::map<std::string, std::string, std::less<>>& all() const { return values_; }
 
   std::optional<std::string> text(std::string_view key) const {
-    auto it = values_.find(std::string(key));
+    auto it = values_.find(key);
     if (it == values_.end()) return std::nullopt;
     return it->second;
   }
@@ -29,7 +29,7 @@ class Settings {
   std::vector<std::string> list(std::string_view key) const;
 
  private:
-  std::map<std::string, std::string> values_;
+  std::map<std::string, std::string, std::less<>> values_;  // heterogeneous lookup: no key copies
 };
 
 }  // namespace acccheck
