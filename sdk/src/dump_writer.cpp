@@ -48,6 +48,94 @@ void DumpJsonWriter::finish() {
   impl_->finished = true;
 }
 
+namespace {
+
+Json legacy_argument(const Argument& a) {
+  switch (a.kind) {
+    case Argument::Kind::none: {
+      Json j = Json::object();
+      j.add("type", Json::string("NoneType"));
+      j.add("value", Json());
+      return j;
+    }
+    case Argument::Kind::tensor: {
+      const TensorSpec& t = a.tensor;
+      Json j = Json::object();
+      j.add("type", Json::string(t.type));
+      if (t.shape.empty() && t.dtype.empty() && !t.data_name.empty()) {  // real-data element
+        j.add("datapath", Json::string(t.data_name));
+        j.add("requires_grad", Json::boolean(t.requires_grad));
+        return j;
+      }
+      j.add("dtype", Json::string(t.dtype));
+      Json shape = Json::array();
+      for (auto d : t.shape) shape.push_back(Json::integer(d));
+      j.add("shape", shape);
+      auto stat = [](const Statistic& st) {
+        if (!st.present()) return Json();
+        return st.kind == Statistic::Kind::number ? Json::number(st.value) : Json::integer(static_cast<std::int64_t>(st.value));
+      };
+      j.add("Max", stat(t.max));
+      if (t.max_origin) j.add("Max_origin", Json::number(*t.max_origin));
+      j.add("Min", stat(t.min));
+      if (t.min_origin) j.add("Min_origin", Json::number(*t.min_origin));
+      j.add("requires_grad", Json::boolean(t.requires_grad));
+      return j;
+    }
+    case Argument::Kind::list: {
+      Json j = Json::array();
+      for (const auto& item : a.items) j.push_back(legacy_argument(item));
+      return j;
+    }
+    case Argument::Kind::dict: {
+      Json j = Json::object();
+      for (const auto& m : a.members) j.add(m.first, legacy_argument(m.second));
+      return j;
+    }
+    default: return argument_to_json(a);
+  }
+}
+
+void write_compact_object(const std::string& path, const std::vector<Json::Member>& members) {
+  // One entry per line, as the legacy dumper appended them.
+  std::string out = "{";
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    out += i ? ",\n" : "\n";
+    write_json(out, Json::string(members[i].first), -1, 0);
+    out += ": ";
+    write_json(out, members[i].second, -1, 0);
+  }
+  out += "\n}";
+  AtomicOutputFile file(path, 0640);
+  file.write(out);
+  file.commit();
+}
+
+}  // namespace
+
+void write_legacy_dump(const std::string& forward_path, const std::string& backward_path,
+                       const std::vector<ApiRecord>& records) {
+  std::vector<Json::Member> forward, backward;
+  for (const auto& r : records) {
+    if (r.direction == Direction::forward) {
+      Json body = Json::object();
+      Json args = Json::array();
+      for (const auto& a : r.args) args.push_back(legacy_argument(a));
+      body.add("args", args);
+      Json kwargs = Json::object();
+      for (const auto& [k, v] : r.kwargs) kwargs.add(k, legacy_argument(v));
+      body.add("kwargs", kwargs);
+      forward.emplace_back(r.api, body);
+    } else {
+      Json grads = Json::array();
+      for (const auto& g : r.grad_inputs) grads.push_back(legacy_argument(g));
+      backward.emplace_back(r.api, grads);
+    }
+  }
+  write_compact_object(forward_path, forward);
+  if (!backward_path.empty()) write_compact_object(backward_path, backward);
+}
+
 void write_stack_json(const std::string& path, const StackMap& stacks) {
   // De-duplicated layout: identical stacks share one group, groups numbered in first-use order.
   Json top = Json::object();

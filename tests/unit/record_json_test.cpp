@@ -139,6 +139,21 @@ TEST(LegacyDump, ReadsForwardAndBackwardInfo) {
   EXPECT_EQ(out[2].grad_inputs[0].tensor.shape, (std::vector<std::int64_t>{4, 16}));
 }
 
+TEST(LegacyDump, WriterRoundTripsThroughTheReader) {
+  TempDir d;
+  write_file(d / "f.json", R"({"Functional.linear.0": {"args": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [4, 8], "Max": 2.123, "Max_origin": 2.123, "Min": -1.875, "Min_origin": -1.875, "requires_grad": true}], "kwargs": {"bias": {"type": "NoneType", "value": null}}},
+"Torch.sum.0": {"args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 16], "Max": 3.5, "Max_origin": Infinity, "Min": -2.01, "Min_origin": -2.01, "requires_grad": false}], "kwargs": {"dim": {"type": "int", "value": -1}}}})");
+  write_file(d / "b.json", R"({"Functional.linear.0": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [4, 16], "Max": 0.0625, "Max_origin": 0.0625, "Min": -0.0625, "Min_origin": -0.0625, "requires_grad": false}]})");
+  std::vector<ApiRecord> first, second;
+  read_legacy_dump(d / "f.json", d / "b.json", [&](ApiRecord&& r) { first.push_back(std::move(r)); });
+  write_legacy_dump(d / "f2.json", d / "b2.json", first);
+  read_legacy_dump(d / "f2.json", d / "b2.json", [&](ApiRecord&& r) { second.push_back(std::move(r)); });
+  ASSERT_EQ(second.size(), first.size());
+  for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(record_to_json(second[i]), record_to_json(first[i])) << i;
+  EXPECT_NE(read_file(d / "f2.json").find("\"Max_origin\": Infinity"), std::string::npos);
+  EXPECT_NE(read_file(d / "f2.json").find("{\"type\": \"NoneType\", \"value\": null}"), std::string::npos);
+}
+
 TEST(StackJson, ReadsBothLayoutsAndWritesTheDeduplicatedOne) {
   auto stacks = read_stack_json(fixture("vectors/msprobe-dump-mlp/stack.json"));
   ASSERT_FALSE(stacks.empty());

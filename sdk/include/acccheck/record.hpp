@@ -130,6 +130,13 @@ void read_dump_json(const std::string& path, const std::function<void(const Dump
 void read_legacy_dump(const std::string& forward_path, const std::string& backward_path,
                       const std::function<void(ApiRecord&&)>& on_record);
 
+// Writes the legacy layout (dump-format.md §5): forward_info with {"args", "kwargs"} per entry,
+// backward_info with the list of output gradients; compact JSON as the legacy dumper wrote it,
+// tensors as {type, dtype, shape, Max, Max_origin, Min, Min_origin, requires_grad}, None kwargs
+// as {"type": "NoneType", "value": null}. Files appear only when complete (temp + rename).
+void write_legacy_dump(const std::string& forward_path, const std::string& backward_path,
+                       const std::vector<ApiRecord>& records);
+
 // Conversions between the model and msprobe's JSON encoding (used by the writer and tests).
 Argument argument_from_json(const Json& j, const std::string& file, const std::string& entry,
                             const std::string& field);
