@@ -13,9 +13,13 @@ TEST(CliE2E, PluginsListsEveryKind) {
   auto r = run_acccheck({"plugins", "-v"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("hook    aten"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("device  cpu"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("metric  benchmark"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("metric  thousandth_threshold"), std::string::npos) << r.out;
+  if (!ACCCHECK_TORCH_BUILD) return;  // device plugins need LibTorch
+  EXPECT_NE(r.out.find("device  cpu                         1.0.0    available"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device  npu-sim                     1.0.0    available"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device  npu                         1.0.0    unavailable: library not found"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("unavailable: this LibTorch was built without CUDA"), std::string::npos) << r.out;
 }
 

@@ -185,6 +185,18 @@ TEST(CompareBadInput, SymlinkedOutputFileIsNeverFollowed) {
   EXPECT_EQ(files_in(c.out), (std::vector<std::string>{"api_precision_compare_details_20250101000000.csv"}));
 }
 
+TEST(CompareBadInput, SymlinkedOutputFolderIsNeverFollowed) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001"));
+  std::string elsewhere = c.dir / "elsewhere";
+  fs::create_directory(elsewhere);
+  fs::create_directory_symlink(elsewhere, c.out);
+  auto r = c.run();
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.err, "acccheck compare: " + c.out + ": output folder is a symbolic link; refusing to write through it\n");
+  EXPECT_TRUE(files_in(elsewhere).empty());
+}
+
 TEST(CompareBadInput, AFailedRunLeavesEarlierOutputsUntouched) {
   Case c;
   fs::create_directory(c.out);

@@ -101,12 +101,9 @@ class ResultWriter {
 void prepare_out_dir(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) == 0) {
-    if (S_ISLNK(st.st_mode)) {
-      std::error_code ec;
-      if (!fs::is_directory(dir, ec)) throw OutputError(dir + ": output folder is a symbolic link to a non-folder");
-    } else if (!S_ISDIR(st.st_mode)) {
-      throw OutputError(dir + ": exists and is not a folder");
-    }
+    // Outputs never go through a symbolic link, the folder included: give the real path.
+    if (S_ISLNK(st.st_mode)) throw OutputError(dir + ": output folder is a symbolic link; refusing to write through it");
+    if (!S_ISDIR(st.st_mode)) throw OutputError(dir + ": exists and is not a folder");
     return;
   }
   std::error_code ec;

@@ -15,8 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <chrono>
 #include <csignal>
