@@ -42,6 +42,26 @@ TEST(CliE2E, AWorldWritablePluginPrintsOneLineNamingIt) {
   EXPECT_EQ(r.err, "acccheck: warning: " + so + ": refused: file is world-writable (fix: chmod o-w)\n");
 }
 
+// Device plugins are opened in a child process: one that crashes or hangs while loading is
+// reported as one line, and the listing goes on.
+TEST(CliE2E, ACrashingOrHangingDevicePluginDoesNotTakeTheListingDown) {
+  TempDir dir;
+  for (const char* f : {"acccheck_device_crashing.so", "acccheck_device_hanging.so", "acccheck_metric_test_good.so"})
+    fs::copy_file(std::string(ACCCHECK_TEST_PLUGIN_DIR) + "/" + f, dir / f);
+  auto r = run_acccheck({"plugins", "--plugin-dir", dir.path(), "--probe-timeout", "3"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("acccheck: warning: " + (dir / "acccheck_device_crashing.so") +
+                       ": crashed while loading or probing (signal 11: Segmentation fault)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("acccheck: warning: " + (dir / "acccheck_device_hanging.so") +
+                       ": no answer within 3 s (hung while loading or probing)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("metric  test_good"), std::string::npos) << r.out;
+  if (ACCCHECK_TORCH_BUILD) EXPECT_NE(r.out.find("device  npu-sim"), std::string::npos) << r.out;  // probed after them
+}
+
 TEST(CliE2E, PluginPathEnvironmentIsSearched) {
   TempDir dir;
   fs::copy_file(std::string(ACCCHECK_TEST_PLUGIN_DIR) + "/acccheck_metric_test_good.so", dir / "acccheck_metric_test_good.so");

@@ -1,29 +1,35 @@
 #include "commands/plugins/plugins_command.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <iomanip>
+#include <set>
 #include <iostream>
 #include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "plugin_host/device_prober.hpp"
+#include "plugin_host/plugin_file_check.hpp"
 #include "plugin_host/plugin_registry.hpp"
+
+namespace fs = std::filesystem;
 
 namespace acccheck::host {
 
 void add_plugins_options(po::options_description& desc) {
-  desc.add_options()("verbose,v", po::bool_switch(), "also show description, ABI, LibTorch version, details");
+  desc.add_options()
+      ("verbose,v", po::bool_switch(), "also show description, ABI, LibTorch version, details")
+      ("probe-timeout", po::value<int>()->default_value(60),
+       "seconds a device plugin may take to load and answer available() before it is reported as hung")
+      ("probe-devices", po::value<std::vector<std::string>>()->multitoken(),
+       "(internal) the child process that opens device plugins for the listing");
 }
 
 namespace {
 
 std::string status_of(const LoadedPlugin& p) {
   try {
-    if (p.kind == PluginKind::device) {
-      auto* device = dynamic_cast<DeviceProbe*>(p.instance.get());
-      device->configure(PluginRegistry::sidecar_settings(p));
-      Availability a = device->available();
-      return a.available ? "available" : "unavailable: " + a.reason;
-    }
     if (p.kind == PluginKind::hook) {
       auto* hook = dynamic_cast<HookPlugin*>(p.instance.get());
       hook->configure(PluginRegistry::sidecar_settings(p));
@@ -35,13 +41,59 @@ std::string status_of(const LoadedPlugin& p) {
   }
 }
 
+// Device plugin files in the searched folders (same folder checks and de-duplication as the
+// registry): these are opened in a child process.
+std::vector<std::string> device_files(const PluginSearch& search) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& dir : search.dirs) {
+    if (!fs::is_directory(dir) || unsafe_folder_reason(dir)) continue;  // the registry reports these
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.path().extension() == ".so" && kind_from_file_name(entry.path().string()) == PluginKind::device)
+        files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::error_code ec;
+      std::string real = fs::canonical(f, ec).string();
+      if (ec || seen.insert(real).second) out.push_back(f);
+    }
+  }
+  return out;
+}
+
+struct Row {
+  PluginKind kind;
+  std::string name, version, status, file, description, abi, torch;
+};
+
 }  // namespace
 
 int run_plugins(const po::variables_map& vm) {
-  bool verbose = vm["verbose"].as<bool>();
-  PluginRegistry registry;
+  if (vm.count("probe-devices")) return run_probe_child(vm["probe-devices"].as<std::vector<std::string>>());
+  const bool verbose = vm["verbose"].as<bool>();
   PluginSearch search = plugin_search_from(vm);
-  registry.load(search, {PluginKind::hook, PluginKind::device, PluginKind::metric}, /*all_shared_objects=*/true);
+  // Hooks and metrics are torch-free and loaded here; devices are probed in a child process.
+  PluginRegistry registry;
+  registry.load(search, {PluginKind::hook, PluginKind::metric}, /*all_shared_objects=*/true);
+  std::vector<Row> rows;
+  std::vector<Refusal> refused = registry.refused();
+  for (const auto& p : registry.loaded())
+    rows.push_back({p.kind, p.name, p.version, status_of(p), p.file, p.description,
+                    std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor), p.torch_version});
+  std::set<std::string> names;
+  for (const auto& r : rows)
+    if (r.kind == PluginKind::device) names.insert(r.name);
+  for (const auto& probe : probe_devices_in_child(device_files(search), vm["probe-timeout"].as<int>())) {
+    if (!probe.loaded) {
+      refused.push_back({probe.file, probe.refusal});
+    } else if (!names.insert(probe.name).second) {
+      refused.push_back({probe.file, "duplicate device plugin name '" + probe.name + "'"});
+    } else {
+      rows.push_back({PluginKind::device, probe.name, probe.version, probe.status, probe.file, probe.description,
+                      probe.abi, probe.torch_version});
+    }
+  }
 
   std::cout << "Plugin folders:";
   for (const auto& d : search.dirs) std::cout << " " << d;
@@ -49,22 +101,20 @@ int run_plugins(const po::variables_map& vm) {
   std::cout << std::left << std::setw(8) << "KIND" << std::setw(28) << "NAME" << std::setw(9) << "VERSION"
             << "STATUS\n";
   for (auto kind : {PluginKind::hook, PluginKind::device, PluginKind::metric}) {
-    for (const auto& p : registry.loaded()) {
-      if (p.kind != kind) continue;
-      std::cout << std::left << std::setw(8) << to_string(p.kind) << std::setw(28) << p.name << std::setw(9)
-                << p.version << status_of(p) << "\n";
-      std::cout << "        file: " << p.file << "\n";
-      if (verbose) {
-        std::cout << "        " << p.description << "\n"
-                  << "        ABI " << p.abi_major << "." << p.abi_minor << ", LibTorch "
-                  << (p.torch_version.empty() ? "not used" : p.torch_version) << "\n";
-      }
+    for (const auto& r : rows) {
+      if (r.kind != kind) continue;
+      std::cout << std::left << std::setw(8) << to_string(r.kind) << std::setw(28) << r.name << std::setw(9)
+                << r.version << r.status << "\n";
+      std::cout << "        file: " << r.file << "\n";
+      if (verbose)
+        std::cout << "        " << r.description << "\n"
+                  << "        ABI " << r.abi << ", LibTorch " << (r.torch.empty() ? "not used" : r.torch) << "\n";
     }
   }
-  if (!registry.refused().empty()) {
+  if (!refused.empty()) {
     std::cout << "\nRefused:\n";
-    for (const auto& r : registry.refused()) std::cout << "  " << r.line() << "\n";
-    for (const auto& r : registry.refused()) std::cerr << "acccheck: warning: " << r.line() << "\n";
+    for (const auto& r : refused) std::cout << "  " << r.line() << "\n";
+    for (const auto& r : refused) std::cerr << "acccheck: warning: " << r.line() << "\n";
   }
   return kExitOk;
 }
