@@ -55,8 +55,9 @@ void AtomicOutputFile::flush() {
 
 void AtomicOutputFile::commit() {
   flush();
-  if (::fsync(fd_) != 0 && errno != EINVAL)
-    throw std::runtime_error(path_ + ": fsync failed: " + std::strerror(errno));
+  // Data on disk before the rename makes it visible (metadata comes with the rename).
+  if (::fdatasync(fd_) != 0 && errno != EINVAL)
+    throw std::runtime_error(path_ + ": fdatasync failed: " + std::strerror(errno));
   ::close(fd_);
   fd_ = -1;
   refuse_symlink_destination(path_);

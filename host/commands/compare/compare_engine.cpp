@@ -15,6 +15,7 @@
 #include <acccheck/number_format.hpp>
 #include <acccheck/output_file.hpp>
 
+#include "commands/compare/background_writer.hpp"
 #include "commands/compare/csv_prefetcher.hpp"
 #include "commands/compare/details_table.hpp"
 #include "commands/compare/name_hash_table.hpp"
@@ -84,17 +85,18 @@ class ResultWriter {
   ResultWriter(const std::string& path, const std::vector<std::string>& header) : file_(path) {
     std::string out(kUtf8Bom);
     append_csv_record(out, header);
-    file_.write(out);
+    file_.append(out);
   }
   void row(const std::vector<std::string>& fields) {
     buf_.clear();
     append_csv_record(buf_, fields);
-    file_.write(buf_);
+    file_.append(buf_);
   }
-  void commit() { file_.commit(); }
+  void start_commit() { file_.start_commit(); }
+  void finish_commit() { file_.finish_commit(); }
 
  private:
-  AtomicOutputFile file_;
+  BackgroundWriter file_;
   std::string buf_;
 };
 
@@ -148,8 +150,6 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
-
-
   spdlog::debug("GPU index: {} rows from {} in {:.3f} s", gpu.size(), in.gpu_details,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
@@ -164,11 +164,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
                     kMessageCol = column_pos.at("Message");
 
   CompareOutputs outputs;
-  try {
-    prepare_out_dir(in.out_dir);
-  } catch (const OutputError&) {
-    throw;
-  }
+  prepare_out_dir(in.out_dir);
   outputs.details_path = (fs::path(in.out_dir) / ("api_precision_compare_details_" + in.timestamp + ".csv")).string();
   outputs.result_path = (fs::path(in.out_dir) / ("api_precision_compare_result_" + in.timestamp + ".csv")).string();
   std::unique_ptr<ResultWriter> details, results;
@@ -343,8 +339,10 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (npu_rows == 0) throw InputError(in.npu_details + ": no data rows (only a header)");
   try {
-    details->commit();
-    results->commit();
+    details->start_commit();  // both files sync to disk at the same time
+    results->start_commit();
+    details->finish_commit();
+    results->finish_commit();
   } catch (const std::exception& e) {
     throw OutputError(e.what());
   }
