@@ -67,7 +67,9 @@ class ACCCHECK_INTERFACE RowView {
 };
 
 struct JudgeInput {
-  const RowView& npu;
+  const RowView& npu;  // every column of the NPU details row
+  // The GPU row exposes the columns compare requires plus those named by the loaded plugins'
+  // details_columns() (kept compact for million-row files); other columns read as empty.
   const RowView& gpu;
   std::string_view dtype;  // the NPU row's DEVICE Dtype
 };
