@@ -18,6 +18,13 @@ function(acccheck_add_plugin name)
   endif()
   if(P_TORCH)
     target_link_libraries(${target} PRIVATE ${TORCH_LIBRARIES})
+    # acccheck refuses a plugin built against another LibTorch: say so at configure time already.
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" _plugin_torch "${Torch_VERSION}")
+    if(DEFINED ACCCHECK_TORCH_VERSION AND NOT ACCCHECK_TORCH_VERSION STREQUAL "none"
+       AND _plugin_torch AND NOT _plugin_torch STREQUAL ACCCHECK_TORCH_VERSION)
+      message(WARNING "${target}: building against LibTorch ${_plugin_torch}, but this acccheck uses LibTorch "
+                      "${ACCCHECK_TORCH_VERSION}; acccheck will refuse the plugin")
+    endif()
   endif()
   if(P_LIBRARIES)
     target_link_libraries(${target} PRIVATE ${P_LIBRARIES})
