@@ -219,6 +219,13 @@ TEST(CompareBadInput, AMetricPluginThatThrowsStopsTheRunWithItsName) {
                            " line 2 (Functional.softmax.0.forward.output.0): boom: internal state corrupted", c);
 }
 
+TEST(CompareBadInput, TwoPluginsForOneStandardIsAPluginError) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001"));
+  auto r = c.run({"--plugin", std::string(ACCCHECK_TEST_PLUGIN_DIR) + "/acccheck_metric_shadow.so"});
+  expect_failure(r, 5, "two metric plugins implement standard 'benchmark'; remove one (see acccheck plugins)", c);
+}
+
 TEST(CompareBadInput, MissingNpuOrGpuOptionIsAUsageError) {
   auto r = run_acccheck({"compare", "-npu", "x.csv"});
   EXPECT_EQ(r.exit_code, 2);

@@ -134,7 +134,8 @@ int run_compare(const po::variables_map& vm) {
       } catch (const std::exception& e) {
         throw std::runtime_error("metric plugin '" + info->name + "' (" + info->file + "): configure failed: " + e.what());
       }
-      by_standard.emplace(id, metric);
+      if (!by_standard.emplace(id, metric).second)
+        throw std::runtime_error("two metric plugins implement standard '" + id + "'; remove one (see acccheck plugins)");
     }
   } catch (const std::exception& e) {
     std::cerr << "acccheck compare: " << e.what() << "\n";
