@@ -73,23 +73,28 @@ void PluginRegistry::load_one(const std::string& file, std::optional<PluginKind>
   loaded_.push_back(std::move(plugin));
 }
 
+FolderScan scan_plugin_folder(const std::string& dir) {
+  FolderScan scan;
+  if (!fs::is_directory(dir)) {
+    scan.refusal = "plugin folder does not exist";
+  } else if (auto why = unsafe_folder_reason(dir)) {
+    scan.refusal = "refused plugin folder: " + *why;
+  } else {
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.path().extension() == ".so") scan.files.push_back(entry.path().string());
+    std::sort(scan.files.begin(), scan.files.end());
+  }
+  return scan;
+}
+
 void PluginRegistry::load(const PluginSearch& search, const std::set<PluginKind>& kinds, bool all_shared_objects) {
   for (const auto& dir : search.dirs) {
-    if (!fs::is_directory(dir)) {
-      refused_.push_back({dir, "plugin folder does not exist"});
+    FolderScan scan = scan_plugin_folder(dir);
+    if (scan.refusal) {
+      refused_.push_back({dir, *scan.refusal});
       continue;
     }
-    if (auto why = unsafe_folder_reason(dir)) {
-      refused_.push_back({dir, "refused plugin folder: " + *why});
-      continue;
-    }
-    std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      if (entry.path().extension() != ".so") continue;
-      files.push_back(entry.path().string());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
+    for (const auto& f : scan.files) {
       auto kind = kind_from_file_name(f);
       if (kind ? kinds.count(*kind) != 0 : all_shared_objects) load_one(f, kind);
     }

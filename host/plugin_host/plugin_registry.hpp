@@ -24,6 +24,14 @@ struct PluginSearch {
 // (build tree: <exe dir>/plugins; installed: <exe dir>/../lib/acccheck/plugins).
 std::vector<std::string> plugin_search_dirs(const std::vector<std::string>& cli_dirs);
 
+// The *.so files of a plugin folder, sorted, or a reason to skip the whole folder (missing,
+// world-writable, foreign owner). Shared by the registry and `acccheck plugins`.
+struct FolderScan {
+  std::vector<std::string> files;
+  std::optional<std::string> refusal;
+};
+FolderScan scan_plugin_folder(const std::string& dir);
+
 class PluginRegistry {
  public:
   // Loads files of the given kinds found in search.dirs (recognised by their file name), and every

@@ -42,4 +42,12 @@ std::vector<std::string> Settings::list(std::string_view key) const {
   return out;
 }
 
+Settings Settings::section(std::string_view prefix) const {
+  Settings out;
+  const std::string start = std::string(prefix) + "/";
+  for (auto it = values_.lower_bound(start); it != values_.end() && it->first.compare(0, start.size(), start) == 0; ++it)
+    out.set(it->first.substr(start.size()), it->second);
+  return out;
+}
+
 }  // namespace acccheck

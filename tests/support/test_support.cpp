@@ -118,11 +118,7 @@ MetricPlugin& metric_plugin(const std::string& standard_id) {
   }();
   for (const auto& [info, metric] : registry->metrics()) {
     if (metric->standard_id() != standard_id) continue;
-    Settings section;
-    std::string prefix = "standards/" + standard_id + "/";
-    for (const auto& [k, v] : flat.all())
-      if (k.rfind(prefix, 0) == 0) section.set(k.substr(prefix.size()), v);
-    metric->configure(section);
+    metric->configure(flat.section("standards/" + standard_id));
     return *metric;
   }
   throw std::runtime_error("metric plugin not built: " + standard_id);

@@ -53,3 +53,15 @@ TEST(RowName, SixAndSevenSegments) {
   EXPECT_EQ(r7.direction, "backward");
   EXPECT_FALSE(parse_row_name("Torch.matmul.0.forward").valid);
 }
+
+TEST(Settings, SectionStripsThePrefixAndKeepsOnlyItsKeys) {
+  acccheck::Settings s;
+  s.set("standards/ulp/min_eb/torch.float16", "-14");
+  s.set("standards/ulp/apis/0", "mm");
+  s.set("standards/ulpx/apis/0", "other");  // same leading text, another section
+  s.set("selection/default", "benchmark");
+  const acccheck::Settings ulp = s.section("standards/ulp");
+  EXPECT_EQ(ulp.all().size(), 2u);
+  EXPECT_EQ(ulp.number("min_eb", "torch.float16"), -14.0);
+  EXPECT_EQ(ulp.list("apis"), (std::vector<std::string>{"mm"}));
+}

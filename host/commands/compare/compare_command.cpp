@@ -125,12 +125,8 @@ int run_compare(const po::variables_map& vm) {
     selector = std::make_unique<StandardSelector>(flat);
     for (const auto& [info, metric] : registry.metrics()) {
       std::string id(metric->standard_id());
-      Settings section;
-      const std::string prefix = "standards/" + id + "/";
-      for (const auto& [k, v] : flat.all())
-        if (k.rfind(prefix, 0) == 0) section.set(k.substr(prefix.size()), v);
       try {
-        metric->configure(section);
+        metric->configure(flat.section("standards/" + id));
       } catch (const std::exception& e) {
         throw std::runtime_error("metric plugin '" + info->name + "' (" + info->file + "): configure failed: " + e.what());
       }

@@ -28,9 +28,8 @@ StandardSelector::StandardSelector(const Settings& s) {
       api_names_.push_back(api);
       first_standard_of_api_.emplace(api_names_.back(), id);
     }
-  const std::string prefix = "notes/";
-  for (const auto& [key, value] : s.all())
-    if (key.rfind(prefix, 0) == 0) notes_.emplace(key.substr(prefix.size()), value);
+  const Settings notes = s.section("notes");
+  for (const auto& [api, note] : notes.all()) notes_.emplace(api, note);
 }
 
 const std::string& StandardSelector::select(std::string_view short_api, std::string_view dtype,

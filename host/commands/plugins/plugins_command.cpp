@@ -10,7 +10,6 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "plugin_host/device_prober.hpp"
-#include "plugin_host/plugin_file_check.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
 namespace fs = std::filesystem;
@@ -47,13 +46,8 @@ std::vector<std::string> device_files(const PluginSearch& search) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const auto& dir : search.dirs) {
-    if (!fs::is_directory(dir) || unsafe_folder_reason(dir)) continue;  // the registry reports these
-    std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(dir))
-      if (entry.path().extension() == ".so" && kind_from_file_name(entry.path().string()) == PluginKind::device)
-        files.push_back(entry.path().string());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
+    for (const auto& f : scan_plugin_folder(dir).files) {  // refused folders: reported by the registry
+      if (kind_from_file_name(f) != PluginKind::device) continue;
       std::error_code ec;
       std::string real = fs::canonical(f, ec).string();
       if (ec || seen.insert(real).second) out.push_back(f);

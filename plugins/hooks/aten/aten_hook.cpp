@@ -21,12 +21,8 @@ class AtenHook final : public HookPlugin {
     for (auto& op : s.list("ops")) ops_.insert(op);
     if (ops_.empty()) throw std::runtime_error("aten hook: the 'ops' list is empty or missing");
     for (auto& op : s.list("not_replayable")) not_replayable_.insert(op);
-    const std::string prefix = "special_arguments/";
-    for (const auto& [key, value] : s.all()) {
-      if (key.rfind(prefix, 0) != 0) continue;
-      std::string rest = key.substr(prefix.size());
-      special_[rest.substr(0, rest.find('/'))].push_back(value);
-    }
+    const Settings special = s.section("special_arguments");  // keys "<op>/<index>"
+    for (const auto& [key, value] : special.all()) special_[key.substr(0, key.find('/'))].push_back(value);
   }
 
   std::optional<HookDecision> classify(const OperatorName& op) const override {

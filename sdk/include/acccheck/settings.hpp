@@ -27,6 +27,8 @@ class Settings {
   double number(std::string_view key, std::string_view dtype = {}) const;
   // A YAML sequence is stored as "key/0", "key/1", ...
   std::vector<std::string> list(std::string_view key) const;
+  // The settings under "prefix/", with the prefix removed ({"a/b": 1} .section("a") → {"b": 1}).
+  Settings section(std::string_view prefix) const;
 
  private:
   std::map<std::string, std::string, std::less<>> values_;  // heterogeneous lookup: no key copies
