@@ -10,6 +10,7 @@
 #include "cli/logging.hpp"
 #include "commands/compare/compare_command.hpp"
 #include "commands/plugins/plugins_command.hpp"
+#include "commands/run_ut/run_ut_command.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
 namespace acccheck::host {
@@ -32,26 +33,13 @@ void add_dump_options(po::options_description& d) {
       ("step", po::value<std::vector<int>>()->multitoken(), "steps to dump (default: all)");
 }
 
-void add_run_ut_options(po::options_description& d) {
-  d.add_options()
-      ("api-info", po::value<std::string>(), "dump.json to replay (msprobe: -api_info)")
-      ("out,o", po::value<std::string>()->default_value("./"), "output folder (msprobe: -o)")
-      ("save-error-data", po::bool_switch(), "save inputs/outputs of APIs that did not pass")
-      ("jit-compile,j", po::bool_switch(), "NPU only: jit compile mode (msprobe: -j)")
-      ("device-id,d", po::value<std::vector<int>>()->multitoken(), "device ids (msprobe: -d)")
-      ("csv-path", po::value<std::string>(), "resume from this accuracy_checking_result_<ts>.csv")
-      ("filter-api,f", po::bool_switch(), "de-duplicate repeated calls (msprobe: -f)")
-      ("msprobe-config", po::value<std::string>(), "msprobe config.json; its run_ut section (msprobe: -config)")
-      ("num-splits,n", po::value<int>(), "parallel workers (msprobe: -n)")
-      ("device", po::value<std::string>(), "device plugin to test: cpu, npu-sim, cuda, npu, ...")
-      ("device-config", po::value<std::string>(), "YAML settings for the device plugin (e.g. npu-sim faults)");
-}
-
 const std::vector<std::pair<std::string, std::string>> kRunUtSpellings = {
     {"-api_info", "--api-info"}, {"--api_info_file", "--api-info"}, {"--out_path", "--out"},
     {"-save_error_data", "--save-error-data"}, {"--jit_compile", "--jit-compile"},
     {"-csv_path", "--csv-path"}, {"--result_csv_path", "--csv-path"}, {"--filter_api", "--filter-api"},
     {"-config", "--msprobe-config"}, {"--config_path", "--msprobe-config"}, {"--num_splits", "--num-splits"},
+    {"-forward", "--forward"}, {"--forward_input_file", "--forward"}, {"-backward", "--backward"},
+    {"--backward_input_file", "--backward"}, {"-real_data_path", "--real-data-path"},
 };
 
 const std::vector<std::pair<std::string, std::string>> kCompareSpellings = {
@@ -82,7 +70,9 @@ const std::vector<CommandSpec>& all_commands() {
       {"dump", "capture every operator call of a LibTorch program (SDK or `dump -- PROG`)", add_dump_options,
        {}, nullptr, "the capture engine is delivered by the dump issue", "[-- PROGRAM [ARGS...]]"},
       {"run_ut", "replay captured calls on a device and on the CPU benchmark; write per-API metrics",
-       add_run_ut_options, kRunUtSpellings, nullptr, "the replay engine is delivered by the run_ut issue", ""},
+       add_run_ut_options, kRunUtSpellings, run_run_ut, "", ""},
+      {"merge", "join the run_ut outputs of shards (--shard, mpirun, srun) into one pair of CSVs",
+       add_merge_options, {{"-api_info", "--api-info"}}, run_merge, "", ""},
       {"compare", "judge NPU run_ut details against GPU details with the precision standards",
        add_compare_options, kCompareSpellings, run_compare, "", ""},
       {"plugins", "list hook, device and metric plugins: loaded, available, refused and why",

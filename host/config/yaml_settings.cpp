@@ -21,6 +21,7 @@ void flatten_yaml(const YAML::Node& node, const std::string& prefix, Settings& o
       break;
     }
     case YAML::NodeType::Scalar: out.set(prefix, node.Scalar()); break;
+    case YAML::NodeType::Null: out.set(prefix, "~"); break;  // kept: a plugin may mean "None"
     default: break;
   }
 }

@@ -72,6 +72,12 @@ std::string normalise_legacy_name(std::string name) {
 
 void read_dump_json(const std::string& path, const std::function<void(const DumpHeader&)>& on_header,
                     const std::function<void(ApiRecord&&)>& on_record) {
+  read_dump_json(path, on_header, on_record, nullptr);
+}
+
+void read_dump_json(const std::string& path, const std::function<void(const DumpHeader&)>& on_header,
+                    const std::function<void(ApiRecord&&)>& on_record,
+                    const std::function<void(const std::string&, const RecordError&)>& on_bad_entry) {
   detail::JsonBuilder builder;
   bool header_sent = false;
   builder.on_stream_start = [&](const Json& top_so_far) {
@@ -79,9 +85,17 @@ void read_dump_json(const std::string& path, const std::function<void(const Dump
     header_sent = true;
   };
   builder.stream_member("data", [&](std::string&& key, Json&& body) {
-    auto split = split_entry_name(key, path);
-    if (!split) return;  // Module entries (level mix) are not API records.
-    on_record(record_from_json(key, body, path));
+    ApiRecord record;
+    try {
+      auto split = split_entry_name(key, path);
+      if (!split) return;  // Module entries (level mix) are not API records.
+      record = record_from_json(key, body, path);
+    } catch (const RecordError& e) {
+      if (!on_bad_entry) throw;
+      on_bad_entry(key, e);
+      return;
+    }
+    on_record(std::move(record));
   });
   Json top = parse_file(path, builder);
   if (!top.is_object()) throw RecordError(path, "<top>", "<document>", "a JSON object");

@@ -6,7 +6,7 @@
 #include <acccheck/metric_support.hpp>
 #include <acccheck/number_format.hpp>
 
-#include "commands/compare/standard_selector.hpp"
+#include "standards/standard_selector.hpp"
 #include <yaml-cpp/yaml.h>
 
 #include "config/yaml_settings.hpp"

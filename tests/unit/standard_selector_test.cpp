@@ -1,5 +1,5 @@
 // Standard selection (precision-standards.md §2) from the shipped standards.yaml.
-#include "commands/compare/standard_selector.hpp"
+#include "standards/standard_selector.hpp"
 #include <yaml-cpp/yaml.h>
 
 #include "config/yaml_settings.hpp"

@@ -1,7 +1,5 @@
 #include "commands/compare/compare_command.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -13,7 +11,7 @@
 #include "cli/exit_codes.hpp"
 #include "commands/compare/compare_engine.hpp"
 #include "commands/compare/details_table.hpp"
-#include "config/yaml_settings.hpp"
+#include "standards/standards_setup.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
 namespace fs = std::filesystem;
@@ -35,26 +33,6 @@ void add_compare_options(po::options_description& desc) {
 }
 
 namespace {
-
-// Deep-merges `over` into `base`: maps merge key by key, anything else is replaced.
-YAML::Node merge_yaml(const YAML::Node& base, const YAML::Node& over) {
-  if (!over.IsMap() || !base.IsMap()) return YAML::Clone(over);
-  YAML::Node out = YAML::Clone(base);
-  for (const auto& kv : over) {
-    std::string key = kv.first.as<std::string>();
-    out[key] = out[key] ? merge_yaml(out[key], kv.second) : YAML::Clone(kv.second);
-  }
-  return out;
-}
-
-std::string shipped_standards_file(const PluginRegistry& registry, const PluginSearch& search) {
-  for (const auto& d : search.dirs)
-    if (fs::exists(fs::path(d) / "standards.yaml")) return (fs::path(d) / "standards.yaml").string();
-  for (const auto& p : registry.loaded())
-    if (fs::exists(fs::path(p.real_file).parent_path() / "standards.yaml"))
-      return (fs::path(p.real_file).parent_path() / "standards.yaml").string();
-  return {};
-}
 
 std::string now_timestamp() {
   std::time_t t = std::time(nullptr);
@@ -84,68 +62,19 @@ int run_compare(const po::variables_map& vm) {
   registry.load(search, {PluginKind::metric});
   for (const auto& r : registry.refused()) spdlog::warn("{}", r.line());
 
-  YAML::Node standards;
-  std::string shipped = shipped_standards_file(registry, search);
+  Standards standards;
   try {
-    if (shipped.empty())
-      throw std::runtime_error("standards.yaml not found in the plugin folders (" +
-                               std::to_string(search.dirs.size()) + " searched)");
-    standards = load_yaml_file(shipped);
-    if (vm.count("standards")) {
-      YAML::Node user = load_yaml_file(vm["standards"].as<std::string>());
-      // A standard defined only by the user is tried before the built-in ones.
-      if (user["standards"] && user["standards"].IsMap()) {
-        YAML::Node order = YAML::Clone(standards["selection"]["order"]);
-        if (user["selection"] && user["selection"]["order"]) order = YAML::Clone(user["selection"]["order"]);
-        YAML::Node new_order(YAML::NodeType::Sequence);
-        for (const auto& kv : user["standards"]) {
-          std::string id = kv.first.as<std::string>();
-          bool listed = false;
-          for (const auto& o : order) listed = listed || o.as<std::string>() == id;
-          bool builtin = static_cast<bool>(standards["standards"][id]);
-          if (!listed && !builtin && kv.second["apis"]) new_order.push_back(id);
-        }
-        for (const auto& o : order) new_order.push_back(o.as<std::string>());
-        standards = merge_yaml(standards, user);
-        standards["selection"]["order"] = new_order;
-      } else {
-        standards = merge_yaml(standards, user);
-      }
-    }
-  } catch (const std::exception& e) {
+    standards = load_standards(registry, search,
+                               vm.count("standards") ? std::optional(vm["standards"].as<std::string>()) : std::nullopt);
+  } catch (const StandardsError& e) {
     std::cerr << "acccheck compare: " << e.what() << "\n";
     return kExitUsage;
-  }
-  Settings flat;
-  flatten_yaml(standards, "", flat);
-
-  std::map<std::string, MetricPlugin*> by_standard;
-  std::unique_ptr<StandardSelector> selector;
-  try {
-    selector = std::make_unique<StandardSelector>(flat);
-    for (const auto& [info, metric] : registry.metrics()) {
-      std::string id(metric->standard_id());
-      try {
-        metric->configure(flat.section("standards/" + id));
-      } catch (const std::exception& e) {
-        throw std::runtime_error("metric plugin '" + info->name + "' (" + info->file + "): configure failed: " + e.what());
-      }
-      if (!by_standard.emplace(id, metric).second)
-        throw std::runtime_error("two metric plugins implement standard '" + id + "'; remove one (see acccheck plugins)");
-    }
-  } catch (const std::exception& e) {
+  } catch (const MetricPluginError& e) {
     std::cerr << "acccheck compare: " << e.what() << "\n";
     return kExitPlugin;
   }
-  for (const auto& id : selector->all_standards()) {
-    if (!by_standard.count(id)) {
-      std::cerr << "acccheck compare: no metric plugin implements standard '" << id
-                << "' (named in standards.yaml); check `acccheck plugins`\n";
-      return kExitPlugin;
-    }
-  }
 
-  CompareEngine engine(*selector, by_standard);
+  CompareEngine engine(*standards.selector, standards.by_standard);
   CompareSummary summary(vm["worst"].as<std::size_t>());
   std::string stamp = vm.count("timestamp") ? vm["timestamp"].as<std::string>() : now_timestamp();
   if (stamp.size() != 14 || stamp.find_first_not_of("0123456789") != std::string::npos) {

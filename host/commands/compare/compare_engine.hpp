@@ -10,7 +10,7 @@
 #include <acccheck/metric.hpp>
 
 #include "commands/compare/compare_summary.hpp"
-#include "commands/compare/standard_selector.hpp"
+#include "standards/standard_selector.hpp"
 
 namespace acccheck::host {
 

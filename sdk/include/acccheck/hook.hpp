@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "acccheck/plugin.hpp"
+#include "acccheck/record.hpp"
 #include "acccheck/settings.hpp"
 
 namespace acccheck {
@@ -17,6 +18,16 @@ namespace acccheck {
 struct OperatorName {
   std::string_view name;      // "aten::conv2d"
   std::string_view overload;  // "" or "Tensor", "out", ...
+};
+
+// How run_ut replays an API recorded under a framework name (msprobe's Functional./Tensor./Torch.
+// entries): the dispatcher operator to call (the overload is chosen by schema matching against the
+// arguments) and the arguments rewritten into the operator's terms — reordered, renamed, values
+// mapped (a Python `reduction='mean'` becomes the aten enum 1), Python-only arguments dropped.
+struct ReplayPlan {
+  std::string op;                                        // "aten::cross_entropy_loss"
+  std::vector<Argument> args;                            // bound by position
+  std::vector<std::pair<std::string, Argument>> kwargs;  // bound by the schema's argument names
 };
 
 struct HookDecision {
@@ -35,6 +46,12 @@ class ACCCHECK_INTERFACE HookPlugin : public Plugin {
   virtual std::optional<HookDecision> classify(const OperatorName& op) const = 0;
   // How many operators the category lists (for `acccheck plugins -v`).
   virtual std::size_t operator_count() const = 0;
+  // Since ABI 1.1. For a forward record named the framework's way, the operator call that replays
+  // it; nullopt when this category does not know the API (`why_not` may say why, e.g. "random by
+  // design"). Callers check the plugin's abi_minor before calling.
+  virtual std::optional<ReplayPlan> plan_replay(const ApiRecord& forward, std::string& why_not) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace acccheck

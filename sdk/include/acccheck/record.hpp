@@ -124,6 +124,11 @@ std::optional<std::pair<std::string, Direction>> split_entry_name(std::string_vi
 // file order. Module entries are skipped. Throws RecordError / std::runtime_error.
 void read_dump_json(const std::string& path, const std::function<void(const DumpHeader&)>& on_header,
                     const std::function<void(ApiRecord&&)>& on_record);
+// The same, but an entry that does not parse (wrong field type, unknown structure) is handed to
+// on_bad_entry with its key and reading goes on; only a file that is not JSON at all still throws.
+void read_dump_json(const std::string& path, const std::function<void(const DumpHeader&)>& on_header,
+                    const std::function<void(ApiRecord&&)>& on_record,
+                    const std::function<void(const std::string& key, const RecordError&)>& on_bad_entry);
 
 // Legacy layout: forward_info_<pid>.json (+ optional backward_info_<pid>.json). Entries are
 // normalised ("Functional*silu*0" → "Functional.silu.0"); backward lists become grad_inputs.

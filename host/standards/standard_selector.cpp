@@ -1,4 +1,4 @@
-#include "commands/compare/standard_selector.hpp"
+#include "standards/standard_selector.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,0 +1,337 @@
+#include "commands/run_ut/run_ut_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include <acccheck/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "commands/run_ut/api_list.hpp"
+#include "commands/run_ut/progress.hpp"
+#include "commands/run_ut/result_files.hpp"
+#include "commands/run_ut/shard_selection.hpp"
+#include "commands/run_ut/worker_pool.hpp"
+#include "plugin_host/plugin_registry.hpp"
+#include "verdict/api_comparator.hpp"
+
+namespace fs = std::filesystem;
+
+namespace acccheck::host {
+
+void add_run_ut_options(po::options_description& d) {
+  d.add_options()
+      ("api-info", po::value<std::string>(), "dump.json to replay (msprobe: -api_info)")
+      ("forward", po::value<std::string>(), "legacy forward_info_<pid>.json (instead of -api_info)")
+      ("backward", po::value<std::string>(), "legacy backward_info_<pid>.json (with --forward)")
+      ("real-data-path", po::value<std::string>(), "legacy: folder holding forward_real_data/ and backward_real_data/")
+      ("out,o", po::value<std::string>()->default_value("./"), "output folder (msprobe: -o)")
+      ("device", po::value<std::string>(), "device plugin under test: cpu, npu-sim, cuda, npu, ...")
+      ("device-config", po::value<std::string>(), "YAML settings for the device plugin (e.g. npu-sim faults)")
+      ("device-id,d", po::value<std::vector<int>>()->multitoken(), "device ids, spread over the workers (msprobe: -d)")
+      ("num-splits,n", po::value<int>()->default_value(1), "worker processes (msprobe: -n)")
+      ("timeout", po::value<int>()->default_value(60), "seconds one API may run before it is recorded as error")
+      ("bench", po::value<std::string>()->default_value("raised"),
+       "benchmark precision: raised (fp16/bf16 -> fp32, fp32 -> fp64) or float64 (every float input)")
+      ("csv-path", po::value<std::string>(), "resume from this accuracy_checking_result_<ts>.csv")
+      ("filter-api,f", po::bool_switch(), "de-duplicate repeated calls (msprobe: -f)")
+      ("save-error-data", po::bool_switch(), "save inputs/outputs of APIs that did not pass as .pt files")
+      ("jit-compile,j", po::bool_switch(), "passed to device plugins that understand it (NPU jit compile mode)")
+      ("msprobe-config", po::value<std::string>(), "msprobe config.json; its run_ut section (msprobe: -config)")
+      ("standards", po::value<std::string>(), "YAML overriding the shipped standards.yaml (as for compare)")
+      ("shard", po::value<std::string>(), "replay shard K/N of the dump (also read from mpirun/srun/Job variables)")
+      ("shard-count", po::value<std::size_t>(), "shards of a Kubernetes Indexed Job (with JOB_COMPLETION_INDEX)")
+      ("list-unsupported", po::bool_switch(), "print every entry that cannot be replayed, and why; run nothing")
+      ("timestamp", po::value<std::string>(), "use this %Y%m%d%H%M%S stamp in the output file names");
+}
+
+namespace {
+
+std::string now_timestamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
+
+std::string absolute(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
+
+Json strings_json(const std::vector<std::string>& v) {
+  Json a = Json::array();
+  for (const auto& s : v) a.push_back(Json::string(s));
+  return a;
+}
+
+// msprobe's config.json: its "run_ut" section (white_list, black_list, error_data_path).
+struct MsprobeRunUtConfig {
+  std::vector<std::string> white_list, black_list;
+  std::string error_data_path = "./";
+};
+MsprobeRunUtConfig read_msprobe_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Json j = parse_json(ss.str(), path);
+  MsprobeRunUtConfig c;
+  const Json* section = j.find("run_ut");
+  if (!section) return c;
+  if (!section->is_object()) throw std::runtime_error(path + ": field 'run_ut': expected an object");
+  auto list = [&](const char* key, std::vector<std::string>& out) {
+    if (const Json* l = section->find(key)) {
+      if (!l->is_array()) throw std::runtime_error(path + ": field 'run_ut." + std::string(key) + "': expected a list of API names");
+      for (const auto& s : l->items()) {
+        if (!s.is_string()) throw std::runtime_error(path + ": field 'run_ut." + std::string(key) + "': expected API names as strings");
+        out.push_back(s.as_string());
+      }
+    }
+  };
+  list("white_list", c.white_list);
+  list("black_list", c.black_list);
+  if (const Json* e = section->find("error_data_path"); e && e->is_string()) c.error_data_path = e->as_string();
+  return c;
+}
+
+ApiRows rows_of(const replay::ApiResult& r) {
+  ApiRows rows;
+  rows.result = r.result_fields();
+  for (const auto& d : r.rows) rows.details.push_back(d.cells);
+  return rows;
+}
+
+ApiRows rows_of_reply(const std::string& line) {
+  Json j = parse_json(line, "worker reply");
+  ApiRows rows;
+  for (const auto& f : j.find("result")->items()) rows.result.push_back(f.as_string());
+  for (const auto& row : j.find("details")->items()) {
+    std::vector<std::string> cells;
+    for (const auto& c : row.items()) cells.push_back(c.as_string());
+    rows.details.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+std::string job_line(const ApiJob& job, bool plan_only) {
+  std::string line = "{\"api\": " + to_json_text(Json::string(job.api)) + ", \"forward\": " + job.forward_json +
+                     ", \"backward\": " + (job.backward_json.empty() ? std::string("null") : job.backward_json);
+  if (plan_only) line += ", \"plan_only\": true";
+  return line + "}";
+}
+
+}  // namespace
+
+int run_run_ut(const po::variables_map& vm) {
+  const char* me = "acccheck run_ut";
+  if (!vm.count("api-info") && !vm.count("forward")) {
+    std::cerr << me << ": -api_info DUMP.json (or the legacy --forward FILE) is required\n";
+    return kExitUsage;
+  }
+  if (!vm.count("device")) {
+    std::cerr << me << ": --device NAME is required (see `acccheck plugins` for the devices available here)\n";
+    return kExitUsage;
+  }
+  std::string bench = vm["bench"].as<std::string>();
+  if (bench != "raised" && bench != "float64") {
+    std::cerr << me << ": --bench: expected raised or float64, found '" << bench << "'\n";
+    return kExitUsage;
+  }
+  int workers = vm["num-splits"].as<int>();
+  if (workers < 1 || workers > 64) {
+    std::cerr << me << ": -n: expected 1..64 worker processes, found " << workers << "\n";
+    return kExitUsage;
+  }
+  int timeout = vm["timeout"].as<int>();
+  if (timeout < 1) {
+    std::cerr << me << ": --timeout: expected seconds >= 1, found " << timeout << "\n";
+    return kExitUsage;
+  }
+  std::string stamp = vm.count("timestamp") ? vm["timestamp"].as<std::string>() : now_timestamp();
+  if (stamp.size() != 14 || stamp.find_first_not_of("0123456789") != std::string::npos) {
+    std::cerr << me << ": --timestamp: expected 14 digits (%Y%m%d%H%M%S), found '" << stamp << "'\n";
+    return kExitUsage;
+  }
+  const bool list_only = vm["list-unsupported"].as<bool>();
+
+  // 1. What to run.
+  ApiListOptions lo;
+  MsprobeRunUtConfig mcfg;
+  try {
+    if (vm.count("msprobe-config")) mcfg = read_msprobe_config(vm["msprobe-config"].as<std::string>());
+  } catch (const std::exception& e) {
+    std::cerr << me << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  lo.white_list = mcfg.white_list;
+  lo.black_list = mcfg.black_list;
+  lo.filter_duplicates = vm["filter-api"].as<bool>();
+  std::string input_file;
+  if (vm.count("api-info")) {
+    lo.dump_json = input_file = vm["api-info"].as<std::string>();
+  } else {
+    lo.legacy_forward = input_file = vm["forward"].as<std::string>();
+    if (vm.count("backward")) lo.legacy_backward = vm["backward"].as<std::string>();
+  }
+  if (!fs::is_regular_file(input_file)) {
+    std::cerr << me << ": " << input_file << ": " << (fs::exists(input_file) ? "not a regular file" : "no such file")
+              << ", expected a dump.json\n";
+    return kExitInput;
+  }
+  ApiList list;
+  try {
+    list = read_api_list(lo);
+  } catch (const std::exception& e) {
+    std::cerr << me << ": " << e.what() << "\n";
+    return kExitInput;
+  }
+  for (const auto& e : list.errors) std::cerr << me << ": " << e << "\n";
+  std::string real_data_dir = list.real_data_dir;
+  if (vm.count("real-data-path")) real_data_dir = vm["real-data-path"].as<std::string>();
+
+  // 2. Which part is ours.
+  Shard shard;
+  try {
+    shard = select_shard(vm.count("shard") ? std::optional(vm["shard"].as<std::string>()) : std::nullopt,
+                         vm.count("shard-count") ? std::optional(vm["shard-count"].as<std::size_t>()) : std::nullopt);
+  } catch (const std::exception& e) {
+    std::cerr << me << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  std::vector<std::size_t> mine = shard_indices(list.jobs, shard.index, shard.count);
+
+  // 3. Where rows go.
+  std::string out_dir = vm["out"].as<std::string>();
+  if (shard.count > 1) out_dir = (fs::path(out_dir) / ("shard" + std::to_string(shard.index) + "of" + std::to_string(shard.count))).string();
+  std::optional<ResultFiles> files;
+  if (!list_only) {
+    try {
+      files.emplace(vm.count("csv-path") ? ResultFiles::resume(vm["csv-path"].as<std::string>())
+                                         : ResultFiles::create(out_dir, stamp));
+    } catch (const std::exception& e) {
+      std::cerr << me << ": " << e.what() << "\n";
+      return vm.count("csv-path") ? kExitInput : kExitOutput;
+    }
+    mine.erase(std::remove_if(mine.begin(), mine.end(), [&](std::size_t i) { return files->done().count(list.jobs[i].api) > 0; }),
+               mine.end());
+  }
+  if (shard.count > 1)
+    std::cerr << me << ": shard " << shard.index << " of " << shard.count << " (" << shard.source << "): " << mine.size()
+              << " APIs\n";
+
+  // 4. Workers.
+  std::vector<int> ids = vm.count("device-id") ? vm["device-id"].as<std::vector<int>>() : std::vector<int>{0};
+  PluginSearch search = plugin_search_from(vm);
+  for (auto& d : search.dirs) d = absolute(d);
+  for (auto& f : search.files) f = absolute(f);
+  std::string error_dir;
+  if (vm["save-error-data"].as<bool>() && files) {
+    error_dir = (fs::path(mcfg.error_data_path) / ("ut_error_data" + files->timestamp())).string();
+    std::error_code ec;
+    fs::create_directories(error_dir, ec);
+    if (ec) {
+      std::cerr << me << ": " << error_dir << ": cannot create: " << ec.message() << "\n";
+      return kExitOutput;
+    }
+  }
+  auto config_for = [&](std::size_t worker) {
+    Json c = Json::object();
+    c.add("device", Json::string(vm["device"].as<std::string>()));
+    c.add("device_config", Json::string(vm.count("device-config") ? absolute(vm["device-config"].as<std::string>()) : ""));
+    Json d = Json::array();
+    d.push_back(Json::integer(ids[worker % ids.size()]));
+    c.add("device_ids", d);
+    c.add("plugin_dirs", strings_json(search.dirs));
+    c.add("plugin_files", strings_json(search.files));
+    c.add("standards", Json::string(vm.count("standards") ? absolute(vm["standards"].as<std::string>()) : ""));
+    c.add("bench", Json::string(bench));
+    c.add("real_data_dir", Json::string(absolute(real_data_dir)));
+    c.add("error_data_dir", Json::string(absolute(error_dir)));
+    c.add("jit_compile", Json::boolean(vm["jit-compile"].as<bool>()));
+    return to_json_text(c);
+  };
+
+  // Host-decided SKIPs need no worker; the rest are replayed.
+  std::vector<std::size_t> to_replay;
+  for (std::size_t i : mine)
+    if (list.jobs[i].skip_message.empty()) to_replay.push_back(i);
+  std::size_t n_workers = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(workers), to_replay.size()));
+
+  std::map<std::size_t, ApiRows> ready;  // finished, waiting for their turn (rows go out in dump order)
+  std::map<std::size_t, double> seconds;
+  std::size_t next = 0;
+  RunSummary summary;
+  Progress progress(mine.size(), stderr);
+  auto flush_in_order = [&] {
+    while (next < mine.size()) {
+      std::size_t i = mine[next];
+      auto it = ready.find(i);
+      if (it == ready.end()) {
+        if (!list.jobs[i].skip_message.empty()) {
+          it = ready.emplace(i, rows_of(replay::skip_api(list.jobs[i].api, list.jobs[i].skip_message))).first;
+        } else {
+          break;
+        }
+      }
+      if (list_only) {
+        const auto& r = it->second.result;
+        if (r.size() >= 2 && r[1] == "SKIP") std::cout << r[0] << ": " << (r.size() > 3 ? r[3] : "") << "\n";
+      } else {
+        files->append(it->second);
+        summary.add(it->second.result, seconds.count(i) ? seconds[i] : 0.0);
+      }
+      ready.erase(it);
+      ++next;
+      progress.done();
+    }
+  };
+  try {
+    flush_in_order();
+    if (!to_replay.empty()) {
+      WorkerSpec spec;
+      spec.executable = WorkerPool::find_executable();
+      spec.config_line_for = config_for;
+      spec.timeout = std::chrono::seconds(timeout);
+      WorkerPool pool(spec, n_workers);
+      pool.run(
+          to_replay, [&](std::size_t i) { return job_line(list.jobs[i], list_only); },
+          [&](const JobOutcome& o) {
+            const ApiJob& job = list.jobs[o.job];
+            ApiRows rows;
+            try {
+              rows = o.reply ? rows_of_reply(*o.reply)
+                             : rows_of(replay::failed_api(job.api, o.failure, !job.backward_json.empty()));
+            } catch (const std::exception& e) {
+              rows = rows_of(replay::failed_api(job.api, std::string("unreadable worker reply: ") + e.what(),
+                                                !job.backward_json.empty()));
+            }
+            if (!o.reply) std::cerr << "\n" << me << ": " << job.api << ": " << o.failure << "; worker replaced\n";
+            seconds[o.job] = o.seconds;
+            ready.emplace(o.job, std::move(rows));
+            flush_in_order();
+          });
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "\n" << me << ": " << e.what() << "\n";
+    return kExitPlugin;
+  }
+  progress.finish();
+  if (list_only) return kExitOk;
+  summary.print(stdout, files->result_path(), files->details_path());
+  if (list.dropped_duplicates) std::cout << "  -f: " << list.dropped_duplicates << " repeated calls not replayed\n";
+  if (!list.errors.empty()) {
+    std::cerr << me << ": " << list.errors.size() << " dump entries could not be read (reported SKIP above)\n";
+    return kExitInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace acccheck::host

@@ -1,0 +1,222 @@
+#include "commands/run_ut/worker_pool.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <stdexcept>
+
+#include <acccheck/json.hpp>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace acccheck::host {
+
+using Clock = std::chrono::steady_clock;
+
+struct WorkerPool::Worker {
+  pid_t pid = -1;
+  int to_worker = -1, from_worker = -1;
+  std::string buffer;
+  bool ready = false;
+  std::optional<std::size_t> job;
+  Clock::time_point started;
+};
+
+namespace {
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+void write_line(int fd, const std::string& line) {
+  std::string s = line + "\n";
+  std::size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // EPIPE: the worker died; its read side reports it
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// Reads what is available; false at end of file.
+bool read_some(int fd, std::string& buffer) {
+  char buf[65536];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  if (n == 0) return false;
+  buffer.append(buf, static_cast<std::size_t>(n));
+  return true;
+}
+
+std::optional<std::string> take_line(std::string& buffer) {
+  auto nl = buffer.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  std::string line = buffer.substr(0, nl);
+  buffer.erase(0, nl + 1);
+  return line;
+}
+
+}  // namespace
+
+std::string WorkerPool::find_executable() {
+  if (const char* e = std::getenv("ACCCHECK_REPLAY_WORKER"); e && *e) return e;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (fs::path p : {self / "libexec/acccheck/acccheck-replay", self / "../libexec/acccheck/acccheck-replay"})
+    if (fs::exists(p, ec)) return fs::weakly_canonical(p, ec).string();
+  return {};
+}
+
+WorkerPool::WorkerPool(WorkerSpec spec, std::size_t n) : spec_(std::move(spec)), workers_(n) {
+  signal(SIGPIPE, SIG_IGN);
+  for (std::size_t i = 0; i < workers_.size(); ++i) start(workers_[i], i);
+  // Wait for every worker's first line: "ready", or the fatal reason (the same for all: config).
+  auto deadline = Clock::now() + spec_.startup_timeout;
+  for (auto& w : workers_) {
+    while (!w.ready) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) throw std::runtime_error("the replay worker did not start within " +
+                                              std::to_string(spec_.startup_timeout.count()) + " s");
+      pollfd p{w.from_worker, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) < 0 && errno != EINTR) throw std::runtime_error("poll failed");
+      bool open = read_some(w.from_worker, w.buffer);
+      if (auto line = take_line(w.buffer)) {
+        Json j = parse_json(*line, "worker reply");
+        if (const Json* f = j.find("fatal")) throw std::runtime_error(f->as_string());
+        w.ready = true;
+      } else if (!open) {
+        int status = 0;
+        waitpid(w.pid, &status, 0);
+        w.pid = -1;
+        throw std::runtime_error("the replay worker " + spec_.executable + " died while starting" +
+                                 (WIFSIGNALED(status) ? " (" + signal_name(WTERMSIG(status)) + ")" : ""));
+      }
+    }
+  }
+}
+
+WorkerPool::~WorkerPool() {
+  for (auto& w : workers_) stop(w, false);
+}
+
+void WorkerPool::start(Worker& w, std::size_t slot) {
+  if (spec_.executable.empty() || !fs::exists(spec_.executable))
+    throw std::runtime_error("the replay worker (acccheck-replay) was not found next to acccheck; set "
+                             "ACCCHECK_REPLAY_WORKER or rebuild with LibTorch");
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("cannot create pipes");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  char* argv[] = {const_cast<char*>(spec_.executable.c_str()), nullptr};
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, spec_.executable.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (rc != 0) {
+    ::close(in[1]);
+    ::close(out[0]);
+    throw std::runtime_error(spec_.executable + ": cannot start: " + strerror(rc));
+  }
+  w = Worker{};
+  w.pid = pid;
+  w.to_worker = in[1];
+  w.from_worker = out[0];
+  write_line(w.to_worker, spec_.config_line_for(slot));
+}
+
+void WorkerPool::stop(Worker& w, bool kill_it) {
+  if (w.to_worker >= 0) ::close(w.to_worker);
+  if (w.from_worker >= 0) ::close(w.from_worker);
+  w.to_worker = w.from_worker = -1;
+  if (w.pid > 0) {
+    if (kill_it) ::kill(w.pid, SIGKILL);
+    int status;
+    waitpid(w.pid, &status, 0);
+  }
+  w.pid = -1;
+}
+
+void WorkerPool::run(const std::vector<std::size_t>& jobs, const std::function<std::string(std::size_t)>& job_line,
+                     const std::function<void(const JobOutcome&)>& on_done) {
+  std::deque<std::size_t> queue(jobs.begin(), jobs.end());
+  std::size_t running = 0;
+  auto dispatch = [&](Worker& w) {
+    if (queue.empty() || w.job || !w.ready) return;
+    w.job = queue.front();
+    queue.pop_front();
+    w.started = Clock::now();
+    ++running;
+    write_line(w.to_worker, job_line(*w.job));
+  };
+  auto finish = [&](Worker& w, std::optional<std::string> reply, std::string failure) {
+    JobOutcome o;
+    o.job = *w.job;
+    o.reply = std::move(reply);
+    o.failure = std::move(failure);
+    o.seconds = std::chrono::duration<double>(Clock::now() - w.started).count();
+    w.job.reset();
+    --running;
+    on_done(o);
+  };
+  for (auto& w : workers_) dispatch(w);
+  while (running > 0 || !queue.empty()) {
+    std::vector<pollfd> fds;
+    int wait_ms = 1000;
+    for (auto& w : workers_) {
+      fds.push_back({w.from_worker, POLLIN, 0});
+      if (w.job) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(w.started + spec_.timeout - Clock::now()).count();
+        wait_ms = static_cast<int>(std::max<long long>(0, std::min<long long>(wait_ms, left)));
+      }
+    }
+    if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) throw std::runtime_error("poll failed");
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      Worker& w = workers_[i];
+      bool open = true;
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) open = read_some(w.from_worker, w.buffer);
+      while (auto line = take_line(w.buffer)) {
+        if (!w.ready) {
+          w.ready = true;  // a replacement worker's "ready"
+        } else if (w.job) {
+          finish(w, std::move(*line), "");
+        }
+      }
+      if (!open) {
+        // The worker died: the API it ran is the one that killed it.
+        int status = 0;
+        waitpid(w.pid, &status, 0);
+        w.pid = -1;
+        std::string why = WIFSIGNALED(status) ? "crashed (" + signal_name(WTERMSIG(status)) + ")"
+                                              : "worker exited with status " + std::to_string(WEXITSTATUS(status));
+        stop(w, false);
+        if (w.job) finish(w, std::nullopt, why);
+        start(w, i);
+      } else if (w.job && Clock::now() - w.started >= spec_.timeout) {
+        stop(w, true);
+        finish(w, std::nullopt, "timed out after " + std::to_string(spec_.timeout.count()) + " s");
+        start(w, i);
+      }
+      dispatch(w);
+    }
+  }
+}
+
+}  // namespace acccheck::host

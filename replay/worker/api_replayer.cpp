@@ -1,0 +1,347 @@
+#include "api_replayer.hpp"
+
+#include <ATen/core/List.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/_to_copy.h>
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+#include <map>
+#include <set>
+
+#include "input_generator.hpp"
+#include "operator_binding.hpp"
+#include "tensor_values.hpp"
+
+namespace acccheck::replay {
+
+namespace {
+
+using c10::IValue;
+
+constexpr const char* kIdKey = "acccheck_id";
+
+const std::set<std::string> kNoBackward = {"repeat_interleave"};
+const std::set<std::string> kUnsupportedBackward = {"masked_select"};
+const std::map<std::string, std::size_t> kGradIndex = {{"topk", 0}, {"npu_fusion_attention", 0}};
+
+std::string first_line(std::string s) {
+  if (auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
+  return s;
+}
+
+// Tags every tensor argument with its position in the draw order (args, then kwargs, depth first).
+void tag_tensors(Argument& a, std::vector<const TensorSpec*>& specs, std::vector<bool>& positional, bool pos) {
+  if (a.kind == Argument::Kind::tensor) {
+    if (!a.tensor.extra.is_object()) a.tensor.extra = Json::object();
+    a.tensor.extra.add(kIdKey, Json::integer(static_cast<std::int64_t>(specs.size())));
+    specs.push_back(&a.tensor);
+    positional.push_back(pos);
+  }
+  for (auto& item : a.items) tag_tensors(item, specs, positional, pos);
+  for (auto& m : a.members) tag_tensors(m.second, specs, positional, pos);
+}
+
+std::int64_t tensor_id(const TensorSpec& t) {
+  const Json* id = t.extra.is_object() ? t.extra.find(kIdKey) : nullptr;
+  if (!id) throw std::runtime_error("internal: untagged tensor argument");
+  return id->as_int();
+}
+
+int memory_format_of(const std::string& f) {
+  if (f == "contiguous_format") return static_cast<int>(c10::MemoryFormat::Contiguous);
+  if (f == "preserve_format") return static_cast<int>(c10::MemoryFormat::Preserve);
+  if (f == "channels_last") return static_cast<int>(c10::MemoryFormat::ChannelsLast);
+  if (f == "channels_last_3d") return static_cast<int>(c10::MemoryFormat::ChannelsLast3d);
+  throw std::runtime_error("unknown memory format '" + f + "'");
+}
+
+IValue scalar_value(const Argument& a) {
+  const Json& v = a.value;
+  const std::string& t = a.type_name;
+  if (v.is_null()) return IValue();
+  if (v.is_bool()) return IValue(v.as_bool());
+  if (v.is_string()) return IValue(v.as_string());
+  bool integer_type = t == "int" || t.find("int") != std::string::npos;
+  bool float_type = t == "float" || t.find("float") != std::string::npos;
+  if (float_type) return IValue(v.as_double());
+  if (integer_type || v.is_integer()) return IValue(v.as_int());
+  return IValue(v.as_double());
+}
+
+// A recorded argument as an IValue; tensors come from `tensors` by tag. Lists become generic lists
+// (typed when the schema is bound).
+IValue to_ivalue(const Argument& a, const std::vector<at::Tensor>& tensors) {
+  using K = Argument::Kind;
+  switch (a.kind) {
+    case K::none: return IValue();
+    case K::tensor: return IValue(tensors.at(static_cast<std::size_t>(tensor_id(a.tensor))));
+    case K::scalar: return scalar_value(a);
+    case K::size: {
+      c10::List<int64_t> l;
+      for (const auto& d : a.value.items()) l.push_back(d.as_int());
+      return IValue(l);
+    }
+    case K::dtype: {
+      auto st = scalar_type_of(a.value.as_string());
+      if (!st) throw std::runtime_error("unknown dtype '" + a.value.as_string() + "'");
+      return IValue(static_cast<int64_t>(*st));
+    }
+    case K::device: return IValue(c10::Device(c10::DeviceType::CPU));  // replaced per side
+    case K::memory_format: {
+      const Json* f = a.value.is_string() ? &a.value : nullptr;
+      return IValue(static_cast<int64_t>(memory_format_of(f ? f->as_string() : "preserve_format")));
+    }
+    case K::list: {
+      c10::impl::GenericList l(c10::AnyType::get());
+      for (const auto& item : a.items) l.push_back(to_ivalue(item, tensors));
+      return IValue(l);
+    }
+    case K::slice: throw std::runtime_error("slice arguments are not supported for replay");
+    case K::ellipsis: throw std::runtime_error("Ellipsis arguments are not supported for replay");
+    default: throw std::runtime_error("argument of type '" + a.type_name + "' cannot be replayed");
+  }
+}
+
+c10::ScalarType raised(c10::ScalarType t, bool to64) {
+  if (to64) return is_float_type(t) ? c10::kDouble : t;
+  if (t == c10::kHalf || t == c10::kBFloat16) return c10::kFloat;
+  if (t == c10::kFloat) return c10::kDouble;
+  return t;
+}
+
+// The benchmark's dtype for floating inputs (run-ut.md §3.5): one low-precision dtype raises one
+// step, a mix raises to float32; nullopt: no raising.
+std::optional<c10::ScalarType> raise_dtype(const std::vector<at::Tensor>& inputs, bool to64) {
+  if (to64) return c10::kDouble;
+  std::set<c10::ScalarType> seen;
+  for (const auto& t : inputs)
+    if (t.defined() && (t.scalar_type() == c10::kHalf || t.scalar_type() == c10::kBFloat16 || t.scalar_type() == c10::kFloat))
+      seen.insert(t.scalar_type());
+  if (seen.empty()) return std::nullopt;
+  if (seen.size() == 1) return raised(*seen.begin(), false);
+  return c10::kFloat;
+}
+
+// Replaces tensors (by identity) and devices in a bound argument.
+IValue substitute(const IValue& v, const std::map<const c10::TensorImpl*, at::Tensor>& swap, c10::Device device) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    auto it = swap.find(t.unsafeGetTensorImpl());
+    return it == swap.end() ? v : IValue(it->second);
+  }
+  if (v.isDevice()) return IValue(device);
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> l;
+    for (const at::Tensor t : v.toTensorList()) l.push_back(substitute(IValue(t), swap, device).toTensor());
+    return IValue(l);
+  }
+  if (v.isOptionalTensorList()) {
+    c10::List<c10::optional<at::Tensor>> l;
+    for (const c10::optional<at::Tensor> t : v.toOptionalTensorList())
+      l.push_back(t ? c10::optional<at::Tensor>(substitute(IValue(*t), swap, device).toTensor()) : c10::nullopt);
+    return IValue(l);
+  }
+  return v;
+}
+
+// The tensor autograd starts from: the output (or output[grad_index]) of one side.
+at::Tensor backward_root(const std::vector<IValue>& results, const std::string& short_api) {
+  std::size_t index = kGradIndex.count(short_api) ? kGradIndex.at(short_api) : 0;
+  IValue r = results.size() == 1 ? results[0] : IValue();
+  if (results.size() == 1 && (r.isTensorList() || r.isList())) {
+    auto l = r.toList();
+    if (index >= l.size()) throw std::runtime_error("grad_index out of range");
+    return l.get(index).toTensor();
+  }
+  if (results.size() > 1) return results.at(index).toTensor();
+  if (!r.isTensor()) throw std::runtime_error("the output is not a tensor; cannot run backward");
+  return r.toTensor();
+}
+
+bool multi_output(const std::vector<IValue>& results) {
+  return results.size() > 1 || (results.size() == 1 && (results[0].isList() || results[0].isTuple()));
+}
+
+IValue results_value(std::vector<IValue> results) {
+  if (results.size() == 1) return results[0];
+  return IValue(c10::ivalue::Tuple::create(std::move(results)));
+}
+
+struct Side {
+  std::vector<at::Tensor> inputs;  // by tag; grad-tracking copies where the record requires grad
+  std::vector<IValue> results;
+};
+
+Side make_side(const std::vector<at::Tensor>& base, const std::vector<bool>& wants_grad, bool need_grad,
+               const std::function<at::Tensor(const at::Tensor&)>& convert) {
+  Side s;
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    at::Tensor t = convert(base[i].detach());
+    if (need_grad && wants_grad[i] && t.is_floating_point()) {
+      at::Tensor leaf = t.detach().requires_grad_(true);
+      t = leaf.mul(1).type_as(leaf);
+      t.retain_grad();
+    }
+    s.inputs.push_back(t);
+  }
+  return s;
+}
+
+ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayContext& ctx, bool plan_only) {
+  const std::string short_api = short_api_name(fwd_in.api);
+  ApiRecord fwd = fwd_in;
+  // run-ut.md §3.1: cross_entropy targets must be non-negative.
+  if (short_api == "cross_entropy" && fwd.args.size() > 1 && fwd.args[1].kind == Argument::Kind::tensor &&
+      fwd.args[1].tensor.min.present() && fwd.args[1].tensor.min.value <= 0)
+    fwd.args[1].tensor.min.value = 0;
+  std::vector<const TensorSpec*> specs;
+  std::vector<bool> positional;
+  for (auto& a : fwd.args) tag_tensors(a, specs, positional, true);
+  for (auto& kw : fwd.kwargs) tag_tensors(kw.second, specs, positional, false);
+  bool has_out = false;
+  for (const auto& kw : fwd.kwargs) has_out = has_out || kw.first == "out";
+  const bool need_grad = !has_out;
+
+  // Inputs, in the record's order, from the entry's own generator.
+  InputGenerator gen(fwd.api, ctx.real_data_dir, short_api);
+  std::vector<at::Tensor> base;
+  std::vector<bool> wants_grad;
+  for (const TensorSpec* s : specs) {
+    if (plan_only) {
+      auto st = scalar_type_of(s->dtype);
+      if (!st) throw std::runtime_error("unknown dtype '" + s->dtype + "'");
+      base.push_back(at::empty(s->shape, at::TensorOptions().dtype(*st).device(c10::kMeta)));
+    } else {
+      base.push_back(gen.tensor(*s));
+    }
+    wants_grad.push_back(s->requires_grad);
+  }
+
+  // Record → operator call.
+  ReplayPlan plan;
+  if (!fwd.op_name.empty()) {
+    plan.op = fwd.op_name + (fwd.op_overload.empty() ? "" : "." + fwd.op_overload);
+    plan.args = fwd.args;
+    plan.kwargs = fwd.kwargs;
+  } else if (fwd.api.rfind("Aten.", 0) == 0) {
+    std::string rest = fwd.api.substr(5, fwd.api.rfind('.') - 5);  // "mm" / "add.Tensor"
+    plan.op = "aten::" + rest;
+    plan.args = fwd.args;
+    plan.kwargs = fwd.kwargs;
+  } else {
+    bool found = false;
+    std::string why;
+    for (const HookPlugin* h : ctx.planners) {
+      if (auto p = h->plan_replay(fwd, why)) {
+        plan = std::move(*p);
+        found = true;
+        break;
+      }
+      if (!why.empty()) break;
+    }
+    if (!found) throw std::runtime_error(why.empty() ? "no hook plugin knows how to replay " + fwd.api : why);
+  }
+  std::vector<IValue> args;
+  std::vector<std::pair<std::string, IValue>> kwargs;
+  for (const auto& a : plan.args) args.push_back(to_ivalue(a, base));
+  for (const auto& [k, a] : plan.kwargs) kwargs.emplace_back(k, to_ivalue(a, base));
+  BoundCall call = bind_operator(plan.op, args, kwargs);
+  if (plan_only) {
+    ApiResult ok;
+    ok.api = fwd.api;
+    return ok;
+  }
+
+  // The two sides' inputs.
+  const bool no_raise = short_api == "type_as";
+  const bool keep_fp32 = short_api == "conv1d" || short_api == "conv2d";
+  std::optional<c10::ScalarType> bench_dtype = no_raise ? std::nullopt : raise_dtype(base, ctx.bench_float64);
+  auto to_bench = [&](const at::Tensor& t) {
+    c10::ScalarType st = t.scalar_type();
+    bool raise = bench_dtype && (st == c10::kHalf || st == c10::kBFloat16 || st == c10::kFloat ||
+                                 (ctx.bench_float64 && st == c10::kDouble));
+    if (keep_fp32 && st == c10::kFloat && !ctx.bench_float64) raise = false;
+    return at::_to_copy(t, at::TensorOptions().dtype(raise ? *bench_dtype : st));
+  };
+  auto to_device = [&](const at::Tensor& t) { return ctx.device->to_device(t.clone()); };
+  Side bench = make_side(base, wants_grad, need_grad, to_bench);
+  Side device = make_side(base, wants_grad, need_grad, to_device);
+
+  auto stack_for = [&](const Side& side, c10::Device where, bool is_bench) {
+    std::map<const c10::TensorImpl*, at::Tensor> swap;
+    for (std::size_t i = 0; i < base.size(); ++i) swap[base[i].unsafeGetTensorImpl()] = side.inputs[i];
+    std::vector<IValue> stack;
+    const auto& params = call.op.schema().arguments();
+    for (std::size_t i = 0; i < call.stack.size(); ++i) {
+      IValue v = substitute(call.stack[i], swap, where);
+      // A dtype argument follows the benchmark's raised precision.
+      if (is_bench && bench_dtype && params[i].name() == "dtype" && v.isInt()) {
+        auto st = static_cast<c10::ScalarType>(v.toInt());
+        if (st == c10::kHalf || st == c10::kBFloat16 || st == c10::kFloat) v = IValue(static_cast<int64_t>(*bench_dtype));
+      }
+      stack.push_back(std::move(v));
+    }
+    return stack;
+  };
+  std::vector<IValue> bench_stack = stack_for(bench, c10::Device(c10::DeviceType::CPU), true);
+  call.op.callBoxed(&bench_stack);
+  bench.results = std::move(bench_stack);
+  std::vector<IValue> device_stack = stack_for(device, ctx.device->device(), false);
+  ctx.device->call_operator(call.op, device_stack);
+  ctx.device->synchronize();
+  device.results = std::move(device_stack);
+
+  ApiOutputs out;
+  out.api = fwd.api;
+  auto cpu = [](const at::Tensor& t) { return t; };
+  auto dev_to_cpu = [&](const at::Tensor& t) { return ctx.device->to_cpu(t); };
+  out.bench = output_value_of(results_value(bench.results), cpu);
+  out.device = output_value_of(results_value(device.results), dev_to_cpu);
+
+  // Backward (run-ut.md §5).
+  if (has_out) {
+    out.backward_message = "function with out=... arguments don't support automatic differentiation, skip backward.";
+  } else if (kNoBackward.count(short_api)) {
+    out.backward_message = "This API does not have backward input data, skip backward.";
+  } else if (kUnsupportedBackward.count(short_api)) {
+    out.backward_message = "This API does not support backward ut, skip backward.";
+  } else if (bwd && out.bench.kind != OutputValue::Kind::none) {
+    if (multi_output(bench.results) && !kGradIndex.count(short_api)) {
+      out.backward_message = "Multiple backward is not supported.";
+    } else {
+      if (bwd->grad_inputs.empty() || bwd->grad_inputs[0].kind != Argument::Kind::tensor)
+        throw std::runtime_error(bwd->entry_name() + ": field 'input': expected the gradient of output 0 (a tensor)");
+      at::Tensor seed = gen.tensor(bwd->grad_inputs[0].tensor);
+      at::Tensor seed_bench = at::_to_copy(seed, at::TensorOptions().dtype(raised(seed.scalar_type(), ctx.bench_float64)));
+      backward_root(bench.results, short_api).backward(seed_bench);
+      backward_root(device.results, short_api).backward(to_device(seed));
+      ctx.device->synchronize();
+      for (std::size_t i = 0; i < base.size(); ++i) {
+        if (!positional[i]) continue;
+        auto grad_of = [&](const at::Tensor& t, bool on_device) {
+          at::Tensor g = t.defined() && t.requires_grad() ? t.grad() : at::Tensor();
+          if (!g.defined()) return OutputValue::none();
+          return on_device ? output_value_of(IValue(g), dev_to_cpu) : output_value_of(IValue(g), cpu);
+        };
+        out.bench_grads.push_back(grad_of(bench.inputs[i], false));
+        out.device_grads.push_back(grad_of(device.inputs[i], true));
+      }
+    }
+  }
+  return compare_api(out, ctx.metrics);
+}
+
+}  // namespace
+
+ApiResult replay_api(const ApiRecord& forward, const ApiRecord* backward, const ReplayContext& ctx, bool plan_only) {
+  try {
+    return replay(forward, backward, ctx, plan_only);
+  } catch (const c10::Error& e) {
+    return skip_api(forward.api, first_line(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return skip_api(forward.api, first_line(e.what()));
+  }
+}
+
+}  // namespace acccheck::replay

@@ -1,0 +1,157 @@
+#include "input_generator.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/ops/_to_copy.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/rand.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/zeros.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <acccheck/number_format.hpp>
+
+#include "tensor_values.hpp"
+
+namespace acccheck::replay {
+
+namespace {
+
+double finite_max_of(c10::ScalarType t) {
+  switch (t) {
+    case c10::kHalf: return 65504.0;
+    case c10::kBFloat16: return 3.3895313892515355e+38;
+    case c10::kFloat: return std::numeric_limits<float>::max();
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+std::string stat_text(const Statistic& s) {
+  switch (s.kind) {
+    case Statistic::Kind::null: return "None";
+    case Statistic::Kind::boolean: return s.value != 0 ? "True" : "False";
+    case Statistic::Kind::integer: return std::to_string(static_cast<long long>(s.value));
+    case Statistic::Kind::number: return python_float_repr(s.value);
+  }
+  return "None";
+}
+
+// HF32 (run-ut.md §3.2): round the float32 mantissa to 11 bits, half up on the magnitude.
+at::Tensor round_to_hf32(const at::Tensor& t) {
+  at::Tensor c = t.contiguous().clone();
+  auto* bits = reinterpret_cast<std::int32_t*>(c.data_ptr<float>());
+  for (std::int64_t i = 0; i < c.numel(); ++i) {
+    std::int32_t v = bits[i];
+    v = ((v >> 11) + 1) >> 1;
+    bits[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(v) << 12);
+  }
+  return c;
+}
+
+}  // namespace
+
+std::uint64_t entry_seed(const std::string& name) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+InputGenerator::InputGenerator(const std::string& entry_name, std::string real_dir, std::string api)
+    : real_data_dir(std::move(real_dir)), short_api(std::move(api)),
+      generator(at::make_generator<at::CPUGeneratorImpl>(entry_seed(entry_name))) {}
+
+at::Tensor load_tensor_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open the tensor file");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  c10::IValue v;
+  try {
+    v = torch::jit::pickle_load(bytes);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    throw std::runtime_error(path + ": not a tensor file written by torch.save (" + what.substr(0, what.find('\n')) + ")");
+  }
+  if (!v.isTensor()) throw std::runtime_error(path + ": holds a " + v.tagKind() + ", expected one tensor");
+  return v.toTensor();
+}
+
+at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
+  auto dtype_name = spec.dtype;
+  // convert_type (run-ut.md §3.1): CPU kernels need Long targets / float histc inputs.
+  if (short_api == "cross_entropy" && dtype_name == "torch.int32") dtype_name = "torch.int64";
+  if (short_api == "histc" && (dtype_name == "torch.int8" || dtype_name == "torch.int32" || dtype_name == "torch.int64"))
+    dtype_name = "torch.float32";
+  at::Tensor t;
+  if (!spec.data_name.empty() && !real_data_dir.empty()) {
+    std::string path = (std::filesystem::path(real_data_dir) / spec.data_name).string();
+    if (path.size() < 3 || path.substr(path.size() - 3) != ".pt")
+      throw std::runtime_error(path + ": real data must be a .pt file");
+    t = load_tensor_file(path);
+    if (auto st = scalar_type_of(dtype_name); st && *st != t.scalar_type()) t = at::_to_copy(t, at::TensorOptions().dtype(*st));
+  } else {
+    auto st = scalar_type_of(dtype_name);
+    if (!st || *st == c10::kComplexFloat || *st == c10::kComplexDouble)
+      throw std::runtime_error("dtype " + spec.dtype + " is not supported for random data generation");
+    auto options = at::TensorOptions().dtype(*st);
+    std::vector<std::int64_t> shape = spec.shape;
+    bool empty = false;
+    for (auto d : shape) empty = empty || d == 0;
+    Statistic lo_s = spec.min, hi_s = spec.max;
+    if (empty) return at::zeros(shape, options);
+    if (!lo_s.present() || !hi_s.present())
+      throw std::runtime_error("Data info Min: " + stat_text(lo_s) + " , Max: " + stat_text(hi_s) +
+                               ", info type must be int or float.");
+    double low_origin = lo_s.value, high_origin = hi_s.value;
+    double low = spec.min_except_inf_nan.value_or(low_origin), high = spec.max_except_inf_nan.value_or(high_origin);
+    if (*st == c10::kBool) {
+      auto l = static_cast<std::int64_t>(low), h = static_cast<std::int64_t>(high);
+      if (l > h) std::swap(l, h);
+      return at::randint(l, h + 1, shape, generator, at::TensorOptions().dtype(c10::kLong)).gt(0);
+    }
+    if (is_float_type(*st)) {
+      if (std::isnan(high)) return at::full(shape, std::nan(""), options);
+      if (high_origin != 0 && std::isinf(high)) {
+        t = at::full(shape, high, options);
+        if (!shape.empty()) t.select(0, t.size(0) - 1).fill_(low);
+        return t;
+      }
+      double fmax = finite_max_of(*st);
+      double lo_scaled = std::isinf(low) ? (low > 0 ? fmax : -fmax) : low;
+      double hi_scaled = std::isinf(high) ? (high > 0 ? fmax : -fmax) : high;
+      t = at::rand(shape, generator, options).mul(hi_scaled - lo_scaled).add(lo_scaled);
+    } else {
+      t = at::randint(static_cast<std::int64_t>(low), static_cast<std::int64_t>(high) + 1, shape, generator, options);
+    }
+    std::int64_t n = t.numel();
+    if (n > 0) {
+      at::Tensor flat = t.view({-1});
+      if (is_float_type(*st) && std::isnan(high_origin) && high_origin != 0) {
+        if (n <= 2) {
+          flat[0].fill_(std::nan(""));
+          flat[n - 1].fill_(high);
+        } else {
+          flat[0].fill_(low);
+          flat[1].fill_(std::nan(""));
+          flat[n - 1].fill_(high);
+        }
+      } else {
+        flat[0].fill_(low);
+        flat[n - 1].fill_(high);
+        if (std::isinf(high_origin)) flat[n - 1].fill_(high_origin);
+        if (std::isinf(low_origin)) flat[0].fill_(low_origin);
+      }
+    }
+  }
+  if ((short_api == "conv1d" || short_api == "conv2d") && t.scalar_type() == c10::kFloat) t = round_to_hf32(t);
+  return t;
+}
+
+}  // namespace acccheck::replay

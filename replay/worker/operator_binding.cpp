@@ -1,0 +1,201 @@
+#include "operator_binding.hpp"
+
+#include <ATen/core/List.h>
+#include <torch/csrc/jit/runtime/operator.h>
+
+#include <limits>
+#include <optional>
+
+namespace acccheck::replay {
+
+namespace {
+
+using c10::IValue;
+using c10::TypeKind;
+
+// The value converted to what `type` accepts (int → float, one int → int[N], ints → float[]),
+// or nullopt when it cannot be.
+std::optional<IValue> coerce(const IValue& v, const c10::TypePtr& type, std::optional<int32_t> n) {
+  TypeKind k = type->kind();
+  if (k == TypeKind::OptionalType) {
+    if (v.isNone()) return v;
+    return coerce(v, type->containedType(0), n);
+  }
+  if (v.isNone()) return std::nullopt;
+  switch (k) {
+    case TypeKind::TensorType:
+      if (v.isTensor()) return v;
+      return std::nullopt;
+    case TypeKind::FloatType:
+      if (v.isDouble()) return v;
+      if (v.isInt()) return IValue(static_cast<double>(v.toInt()));
+      return std::nullopt;
+    case TypeKind::IntType:
+      if (v.isInt()) return v;
+      if (v.isBool()) return IValue(static_cast<int64_t>(v.toBool()));
+      return std::nullopt;
+    case TypeKind::BoolType:
+      if (v.isBool()) return v;
+      return std::nullopt;
+    case TypeKind::NumberType:
+      if (v.isInt() || v.isDouble() || v.isBool()) return v;
+      return std::nullopt;
+    case TypeKind::StringType:
+      if (v.isString()) return v;
+      return std::nullopt;
+    case TypeKind::DeviceObjType:
+      if (v.isDevice()) return v;
+      return std::nullopt;
+    case TypeKind::ListType: {
+      auto elem = type->containedType(0);
+      TypeKind ek = elem->kind();
+      if (v.isInt() && n && (ek == TypeKind::IntType || elem->str() == "SymInt")) {
+        c10::List<int64_t> l;
+        for (int32_t i = 0; i < *n; ++i) l.push_back(v.toInt());
+        return IValue(l);
+      }
+      if (!v.isList()) {
+        if (ek == TypeKind::TensorType && v.isTensor()) return std::nullopt;
+        return std::nullopt;
+      }
+      auto items = v.toList();
+      if (ek == TypeKind::IntType || elem->str() == "SymInt") {
+        c10::List<int64_t> l;
+        for (const IValue e : items) {
+          if (!e.isInt()) return std::nullopt;
+          l.push_back(e.toInt());
+        }
+        return IValue(l);
+      }
+      if (ek == TypeKind::FloatType) {
+        c10::List<double> l;
+        for (const IValue e : items) {
+          if (e.isDouble()) l.push_back(e.toDouble());
+          else if (e.isInt()) l.push_back(static_cast<double>(e.toInt()));
+          else return std::nullopt;
+        }
+        return IValue(l);
+      }
+      if (ek == TypeKind::BoolType) {
+        c10::List<bool> l;
+        for (const IValue e : items) {
+          if (!e.isBool()) return std::nullopt;
+          l.push_back(e.toBool());
+        }
+        return IValue(l);
+      }
+      if (ek == TypeKind::TensorType) {
+        c10::List<at::Tensor> l;
+        for (const IValue e : items) {
+          if (!e.isTensor()) return std::nullopt;
+          l.push_back(e.toTensor());
+        }
+        return IValue(l);
+      }
+      if (ek == TypeKind::OptionalType && elem->containedType(0)->kind() == TypeKind::TensorType) {
+        c10::List<c10::optional<at::Tensor>> l;
+        for (const IValue e : items) {
+          if (e.isNone()) l.push_back(c10::nullopt);
+          else if (e.isTensor()) l.push_back(e.toTensor());
+          else return std::nullopt;
+        }
+        return IValue(l);
+      }
+      return std::nullopt;
+    }
+    default:
+      if (v.type()->isSubtypeOf(*type)) return v;
+      return std::nullopt;
+  }
+}
+
+struct Attempt {
+  std::vector<IValue> stack;
+  int defaults_used = 0;
+  std::string why;
+};
+
+std::optional<Attempt> try_bind(const c10::FunctionSchema& schema, const std::vector<IValue>& args,
+                                const std::vector<std::pair<std::string, IValue>>& kwargs, std::string& why) {
+  const auto& params = schema.arguments();
+  if (schema.is_vararg()) return why = "varargs", std::nullopt;
+  std::size_t positional = 0;
+  for (const auto& p : params) positional += !p.kwarg_only();
+  if (args.size() > positional) {
+    why = "takes " + std::to_string(positional) + " positional arguments, " + std::to_string(args.size()) + " given";
+    return std::nullopt;
+  }
+  Attempt a;
+  std::vector<bool> used(kwargs.size(), false);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& p = params[i];
+    std::optional<IValue> value;
+    if (!p.kwarg_only() && i < args.size()) {
+      value = args[i];
+    } else {
+      for (std::size_t k = 0; k < kwargs.size(); ++k)
+        if (!used[k] && (kwargs[k].first == p.name() || (kwargs[k].first == "input" && p.name() == "self"))) {
+          value = kwargs[k].second;
+          used[k] = true;
+          break;
+        }
+    }
+    if (!value) {
+      if (!p.default_value()) return why = "argument '" + p.name() + "' is missing", std::nullopt;
+      a.stack.push_back(*p.default_value());
+      ++a.defaults_used;
+      continue;
+    }
+    std::optional<int32_t> n;  // c10::optional differs from std::optional before LibTorch 2.x
+    if (p.N()) n = *p.N();
+    auto c = coerce(*value, p.type(), n);
+    if (!c) {
+      why = "argument '" + p.name() + "' expects " + p.type()->str() + ", got " + value->tagKind();
+      return std::nullopt;
+    }
+    a.stack.push_back(*c);
+  }
+  for (std::size_t k = 0; k < kwargs.size(); ++k)
+    if (!used[k]) return why = "no argument named '" + kwargs[k].first + "'", std::nullopt;
+  return a;
+}
+
+}  // namespace
+
+BoundCall bind_operator(const std::string& op, const std::vector<IValue>& args,
+                        const std::vector<std::pair<std::string, IValue>>& kwargs) {
+  std::string name = op, overload;
+  bool exact = false;
+  if (auto dot = op.find('.', op.find("::")); dot != std::string::npos) {
+    name = op.substr(0, dot);
+    overload = op.substr(dot + 1);
+    exact = true;
+  }
+  auto& dispatcher = c10::Dispatcher::singleton();
+  std::optional<Attempt> best;
+  std::string best_overload;
+  std::string reasons;
+  for (const auto& candidate : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name))) {
+    const auto& schema = candidate->schema();
+    if (exact && schema.overload_name() != overload) continue;
+    std::string why;
+    auto a = try_bind(schema, args, kwargs, why);
+    if (!a) {
+      if (reasons.size() < 600) reasons += "; " + (schema.overload_name().empty() ? std::string("(default)") : schema.overload_name()) + ": " + why;
+      continue;
+    }
+    if (!dispatcher.findSchema({schema.name(), schema.overload_name()})) continue;
+    if (!best || a->defaults_used < best->defaults_used) {
+      best = std::move(a);
+      best_overload = schema.overload_name();
+    }
+  }
+  if (!best) {
+    if (reasons.empty()) throw std::runtime_error("no operator " + op + " in this LibTorch");
+    throw std::runtime_error("no overload of " + op + " accepts the recorded arguments (" + reasons.substr(2) + ")");
+  }
+  auto handle = dispatcher.findSchema({name, best_overload});
+  return {*handle, std::move(best->stack)};
+}
+
+}  // namespace acccheck::replay

@@ -1,0 +1,163 @@
+// acccheck-replay: the torch-linked worker that `acccheck run_ut` starts (posix_spawn) once per
+// worker slot. Protocol, one JSON object per line:
+//   host → worker: the configuration, then one job per API {"api", "forward", "backward"}
+//   worker → host: {"ready": true} or {"fatal": "..."}, then one reply per job
+//                  {"api", "result": [...], "details": [[...], ...], "seconds": s}
+// The worker keeps the protocol on its own descriptor and points stdout at stderr, so nothing a
+// library prints can corrupt a reply. A crash or hang here costs one API: the host sees it.
+#include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include <acccheck/json.hpp>
+#include <acccheck/record.hpp>
+
+#include "api_replayer.hpp"
+#include "config/yaml_settings.hpp"
+#include "plugin_host/plugin_registry.hpp"
+#include "standards/standards_setup.hpp"
+
+using namespace acccheck;
+
+namespace {
+
+FILE* g_protocol = nullptr;
+
+void reply(const Json& j) {
+  std::string line = to_json_text(j) + "\n";
+  std::fwrite(line.data(), 1, line.size(), g_protocol);
+  std::fflush(g_protocol);
+}
+
+int fatal(const std::string& why) {
+  Json j = Json::object();
+  j.add("fatal", Json::string(why));
+  reply(j);
+  return 1;
+}
+
+std::vector<std::string> strings(const Json* j) {
+  std::vector<std::string> out;
+  if (j && j->is_array())
+    for (const auto& s : j->items()) out.push_back(s.as_string());
+  return out;
+}
+
+std::string text(const Json& config, const char* key) {
+  const Json* j = config.find(key);
+  return j && j->is_string() ? j->as_string() : std::string();
+}
+
+Json row_json(const std::vector<std::string>& cells) {
+  Json a = Json::array();
+  for (const auto& c : cells) a.push_back(Json::string(c));
+  return a;
+}
+
+}  // namespace
+
+int main() {
+  // Protocol on a private duplicate of stdout; stdout itself goes to stderr.
+  int proto_fd = dup(STDOUT_FILENO);
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+  g_protocol = fdopen(proto_fd, "w");
+  if (!g_protocol) return 2;
+
+  std::string line;
+  if (!std::getline(std::cin, line)) return fatal("no configuration received");
+  Json config;
+  try {
+    config = parse_json(line, "worker configuration");
+  } catch (const std::exception& e) {
+    return fatal(e.what());
+  }
+
+  host::PluginRegistry registry;
+  host::PluginSearch search;
+  search.dirs = strings(config.find("plugin_dirs"));
+  search.files = strings(config.find("plugin_files"));
+  registry.load(search, {PluginKind::device, PluginKind::metric, PluginKind::hook});
+
+  replay::ReplayContext ctx;
+  host::Standards standards;
+  try {
+    std::string device_name = text(config, "device");
+    for (const auto& [info, probe] : registry.devices())
+      if (probe->device_name() == device_name) {
+        ctx.device = dynamic_cast<DevicePlugin*>(probe);
+        Settings s = host::PluginRegistry::sidecar_settings(*info);
+        if (std::string file = text(config, "device_config"); !file.empty())
+          for (const auto& [k, v] : host::load_yaml_settings(file).all()) s.set(k, v);
+        ctx.device->configure(s);
+        if (auto a = ctx.device->available(); !a.available)
+          return fatal("device '" + device_name + "' is not available: " + a.reason);
+        std::vector<int> ids;
+        if (const Json* d = config.find("device_ids"))
+          for (const auto& id : d->items()) ids.push_back(static_cast<int>(id.as_int()));
+        if (ids.empty()) ids.push_back(0);
+        ctx.device->initialize(ids);
+      }
+    if (!ctx.device) {
+      std::string names;
+      for (const auto& [info, probe] : registry.devices())
+        names += (names.empty() ? "" : ", ") + std::string(probe->device_name());
+      for (const auto& r : registry.refused())
+        if (r.file.find("acccheck_device_") != std::string::npos) names += (names.empty() ? "" : ", ") + ("refused: " + r.line());
+      return fatal("unknown device '" + device_name + "'; available devices: " + (names.empty() ? "none" : names));
+    }
+    std::string user_standards = text(config, "standards");
+    standards = host::load_standards(registry, search,
+                                     user_standards.empty() ? std::nullopt : std::optional(user_standards));
+  } catch (const std::exception& e) {
+    return fatal(e.what());
+  }
+  ctx.metrics.selector = standards.selector.get();
+  for (const auto& [id, m] : standards.by_standard) ctx.metrics.by_standard[id] = m;
+  for (const auto& loaded : registry.loaded())
+    if (loaded.kind == PluginKind::hook && loaded.abi_minor >= 1)
+      ctx.planners.push_back(dynamic_cast<const HookPlugin*>(loaded.instance.get()));
+  ctx.bench_float64 = text(config, "bench") == "float64";
+  ctx.real_data_dir = text(config, "real_data_dir");
+  if (const Json* threads = config.find("threads"); threads && threads->is_integer() && threads->as_int() > 0)
+    at::set_num_threads(static_cast<int>(threads->as_int()));
+
+  Json ready = Json::object();
+  ready.add("ready", Json::boolean(true));
+  reply(ready);
+
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    auto start = std::chrono::steady_clock::now();
+    Json job;
+    std::string api;
+    replay::ApiResult result;
+    try {
+      job = parse_json(line, "job");
+      api = job.find("api")->as_string();
+      ApiRecord fwd = record_from_json(api + ".forward", *job.find("forward"), "job");
+      const Json* b = job.find("backward");
+      std::optional<ApiRecord> bwd;
+      if (b && !b->is_null()) bwd = record_from_json(api + ".backward", *b, "job");
+      const Json* plan_only = job.find("plan_only");
+      result = replay::replay_api(fwd, bwd ? &*bwd : nullptr, ctx, plan_only && plan_only->is_bool() && plan_only->as_bool());
+    } catch (const std::exception& e) {
+      result = replay::skip_api(api, e.what());
+    }
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Json out = Json::object();
+    out.add("api", Json::string(api));
+    out.add("result", row_json(result.result_fields()));
+    Json details = Json::array();
+    for (const auto& row : result.rows) details.push_back(row_json(row.cells));
+    out.add("details", details);
+    out.add("seconds", Json::number(seconds));
+    reply(out);
+  }
+  return 0;
+}
