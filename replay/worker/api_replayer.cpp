@@ -5,6 +5,10 @@
 #include <ATen/ops/_to_copy.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <cstdio>
+#include <functional>
 
 #include <map>
 #include <set>
@@ -188,6 +192,34 @@ Side make_side(const std::vector<at::Tensor>& base, const std::vector<bool>& wan
   return s;
 }
 
+// -save_error_data (run-ut.md §7.4): every tensor leaf of `values`, depth first, as
+// <stem>.<i>.pt (contiguous CPU copies Python's torch.load reads); <i> counts every leaf.
+void save_tensors(const std::string& stem, const std::vector<IValue>& values, const DevicePlugin* device) {
+  std::size_t index = 0;
+  std::function<void(const IValue&)> walk = [&](const IValue& v) {
+    if (v.isTensorList() || v.isList()) {
+      for (const IValue e : v.toList()) walk(e);
+      return;
+    }
+    if (v.isTuple()) {
+      for (const auto& e : v.toTupleRef().elements()) walk(e);
+      return;
+    }
+    std::size_t i = index++;
+    if (!v.isTensor() || !v.toTensor().defined()) return;
+    at::Tensor t = v.toTensor().detach();
+    if (device && t.device() != c10::Device(c10::DeviceType::CPU)) t = device->to_cpu(t);
+    std::vector<char> bytes = torch::jit::pickle_save(IValue(t.contiguous().clone()));
+    std::string path = stem + "." + std::to_string(i) + ".pt";
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw std::runtime_error(path + ": cannot write the error data");
+    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) throw std::runtime_error(path + ": cannot write the error data");
+  };
+  for (const auto& v : values) walk(v);
+}
+
 ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayContext& ctx, bool plan_only) {
   const std::string short_api = short_api_name(fwd_in.api);
   ApiRecord fwd = fwd_in;
@@ -300,6 +332,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
   out.device = output_value_of(results_value(device.results), dev_to_cpu);
 
   // Backward (run-ut.md §5).
+  at::Tensor seed_for_save;
   if (has_out) {
     out.backward_message = "function with out=... arguments don't support automatic differentiation, skip backward.";
   } else if (kNoBackward.count(short_api)) {
@@ -313,6 +346,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
       if (bwd->grad_inputs.empty() || bwd->grad_inputs[0].kind != Argument::Kind::tensor)
         throw std::runtime_error(bwd->entry_name() + ": field 'input': expected the gradient of output 0 (a tensor)");
       at::Tensor seed = gen.tensor(bwd->grad_inputs[0].tensor);
+      seed_for_save = seed;
       at::Tensor seed_bench = at::_to_copy(seed, at::TensorOptions().dtype(raised(seed.scalar_type(), ctx.bench_float64)));
       backward_root(bench.results, short_api).backward(seed_bench);
       backward_root(device.results, short_api).backward(to_device(seed));
@@ -329,7 +363,27 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
       }
     }
   }
-  return compare_api(out, ctx.metrics);
+  ApiResult result = compare_api(out, ctx.metrics);
+  bool failed = result.forward_status != "pass" || (result.backward_status != "pass" && result.backward_status != " ");
+  if (!ctx.error_data_dir.empty() && failed) {
+    const std::string stem = ctx.error_data_dir + "/" + fwd.api;
+    std::vector<IValue> grads_bench, grads_device;
+    for (std::size_t i = 0; i < base.size(); ++i)
+      if (positional[i]) {
+        grads_bench.push_back(bench.inputs[i].defined() && bench.inputs[i].requires_grad() ? IValue(bench.inputs[i].grad()) : IValue());
+        grads_device.push_back(device.inputs[i].defined() && device.inputs[i].requires_grad() ? IValue(device.inputs[i].grad()) : IValue());
+      }
+    std::vector<IValue> inputs(base.begin(), base.end());
+    save_tensors(stem + ".forward.input", inputs, nullptr);
+    save_tensors(stem + ".forward.output.bench", bench.results, nullptr);
+    save_tensors(stem + ".forward.output.device", device.results, ctx.device);
+    if (seed_for_save.defined()) save_tensors(stem + ".backward.input", {IValue(seed_for_save)}, nullptr);
+    if (!out.bench_grads.empty()) {
+      save_tensors(stem + ".backward.output.bench", grads_bench, nullptr);
+      save_tensors(stem + ".backward.output.device", grads_device, ctx.device);
+    }
+  }
+  return result;
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ struct ReplayContext {
   MetricContext metrics;
   bool bench_float64 = false;               // --bench float64: every float input raised to float64
   std::string real_data_dir;                // dump_tensor_data/ (tensor-mode dumps); empty: random
+  std::string error_data_dir;               // -save_error_data: failing APIs' tensors go here as .pt
 };
 
 // plan_only: resolve the operator and bind the arguments (on meta tensors), run nothing; the result

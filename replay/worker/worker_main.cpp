@@ -92,8 +92,10 @@ int main() {
       if (probe->device_name() == device_name) {
         ctx.device = dynamic_cast<DevicePlugin*>(probe);
         Settings s = host::PluginRegistry::sidecar_settings(*info);
-        if (std::string file = text(config, "device_config"); !file.empty())
-          for (const auto& [k, v] : host::load_yaml_settings(file).all()) s.set(k, v);
+        if (std::string file = text(config, "device_config"); !file.empty()) {
+          const Settings user = host::load_yaml_settings(file);  // named: all() of a temporary dangles
+          for (const auto& [k, v] : user.all()) s.set(k, v);
+        }
         ctx.device->configure(s);
         if (auto a = ctx.device->available(); !a.available)
           return fatal("device '" + device_name + "' is not available: " + a.reason);
@@ -105,8 +107,17 @@ int main() {
       }
     if (!ctx.device) {
       std::string names;
-      for (const auto& [info, probe] : registry.devices())
-        names += (names.empty() ? "" : ", ") + std::string(probe->device_name());
+      for (const auto& [info, probe] : registry.devices()) {
+        Availability a;
+        try {
+          probe->configure(host::PluginRegistry::sidecar_settings(*info));
+          a = probe->available();
+        } catch (const std::exception& e) {
+          a.reason = e.what();
+        }
+        names += (names.empty() ? "" : ", ") + std::string(probe->device_name()) +
+                 (a.available ? "" : " (unavailable: " + a.reason + ")");
+      }
       for (const auto& r : registry.refused())
         if (r.file.find("acccheck_device_") != std::string::npos) names += (names.empty() ? "" : ", ") + ("refused: " + r.line());
       return fatal("unknown device '" + device_name + "'; available devices: " + (names.empty() ? "none" : names));
@@ -119,11 +130,18 @@ int main() {
   }
   ctx.metrics.selector = standards.selector.get();
   for (const auto& [id, m] : standards.by_standard) ctx.metrics.by_standard[id] = m;
-  for (const auto& loaded : registry.loaded())
-    if (loaded.kind == PluginKind::hook && loaded.abi_minor >= 1)
-      ctx.planners.push_back(dynamic_cast<const HookPlugin*>(loaded.instance.get()));
+  for (const auto& [info, hook] : registry.hooks()) {
+    if (info->abi_minor < 1) continue;  // plan_replay exists since ABI 1.1
+    try {
+      hook->configure(host::PluginRegistry::sidecar_settings(*info));
+    } catch (const std::exception& e) {
+      return fatal("hook plugin '" + info->name + "' (" + info->file + "): " + e.what());
+    }
+    ctx.planners.push_back(hook);
+  }
   ctx.bench_float64 = text(config, "bench") == "float64";
   ctx.real_data_dir = text(config, "real_data_dir");
+  ctx.error_data_dir = text(config, "error_data_dir");
   if (const Json* threads = config.find("threads"); threads && threads->is_integer() && threads->as_int() > 0)
     at::set_num_threads(static_cast<int>(threads->as_int()));
 

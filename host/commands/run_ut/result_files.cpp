@@ -34,7 +34,7 @@ void write_all(int fd, const std::string& bytes, const std::string& path) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+      throw OutputFailure(path + ": cannot write: " + std::strerror(errno));
     }
     done += static_cast<std::size_t>(n);
   }

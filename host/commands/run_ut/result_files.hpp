@@ -5,12 +5,19 @@
 #pragma once
 
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace acccheck::host {
 
-class OutputError;
+#include <stdexcept>
+
+// Appending a row failed (disk full, I/O error): the rows before it are on disk.
+class OutputFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct ApiRows {
   std::vector<std::string> result;                 // 3 or 4 fields

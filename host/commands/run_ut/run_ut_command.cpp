@@ -220,6 +220,7 @@ int run_run_ut(const po::variables_map& vm) {
       std::cerr << me << ": " << e.what() << "\n";
       return vm.count("csv-path") ? kExitInput : kExitOutput;
     }
+    // Done APIs (resume) are neither replayed nor written again.
     mine.erase(std::remove_if(mine.begin(), mine.end(), [&](std::size_t i) { return files->done().count(list.jobs[i].api) > 0; }),
                mine.end());
   }
@@ -293,15 +294,29 @@ int run_run_ut(const po::variables_map& vm) {
       progress.done();
     }
   };
+  const bool fresh_files = files && !vm.count("csv-path");
   try {
-    flush_in_order();
+    std::optional<WorkerPool> pool;
     if (!to_replay.empty()) {
       WorkerSpec spec;
       spec.executable = WorkerPool::find_executable();
       spec.config_line_for = config_for;
       spec.timeout = std::chrono::seconds(timeout);
-      WorkerPool pool(spec, n_workers);
-      pool.run(
+      try {
+        pool.emplace(spec, n_workers);
+      } catch (const std::exception& e) {
+        // Nothing was replayed: leave no empty output pair behind.
+        if (fresh_files) {
+          fs::remove(files->result_path());
+          fs::remove(files->details_path());
+        }
+        std::cerr << me << ": " << e.what() << "\n";
+        return kExitPlugin;
+      }
+    }
+    flush_in_order();
+    if (pool) {
+      pool->run(
           to_replay, [&](std::size_t i) { return job_line(list.jobs[i], list_only); },
           [&](const JobOutcome& o) {
             const ApiJob& job = list.jobs[o.job];
@@ -319,9 +334,12 @@ int run_run_ut(const po::variables_map& vm) {
             flush_in_order();
           });
     }
+  } catch (const OutputFailure& e) {
+    std::cerr << "\n" << me << ": " << e.what() << " (rows written so far are kept; resume with -csv_path)\n";
+    return kExitOutput;
   } catch (const std::exception& e) {
     std::cerr << "\n" << me << ": " << e.what() << "\n";
-    return kExitPlugin;
+    return kExitInternal;
   }
   progress.finish();
   if (list_only) return kExitOk;

@@ -56,7 +56,7 @@ void add_setting(ApiRule& r, const std::string& field, const std::string& rest, 
   else if (field == "values") r.values[key][rest.substr(rest.find('/') + 1)] = value;
   else if (field == "defaults") r.defaults.emplace_back(key, value);
   else if (field == "none_to") r.none_to.emplace_back(key, value);
-  else throw std::runtime_error("python_api hook: unknown field '" + field + "'");
+  else throw std::runtime_error("python_api hook: unknown field '" + field + "' (" + rest + " = " + value + ")");
 }
 
 class PythonApiHook final : public HookPlugin {
@@ -70,7 +70,8 @@ class PythonApiHook final : public HookPlugin {
     // Settings are sorted by key, so list items ("params/0", "params/1", ..., "params/10") need
     // their numeric order back.
     std::map<std::string, std::map<std::string, std::map<int, std::string>>> lists;
-    for (const auto& [key, value] : s.section("apis").all()) {
+    const Settings apis = s.section("apis");  // named: a temporary's all() would dangle in the loop
+    for (const auto& [key, value] : apis.all()) {
       auto slash = key.find('/');
       if (slash == std::string::npos) continue;
       std::string api = key.substr(0, slash), rest = key.substr(slash + 1);
