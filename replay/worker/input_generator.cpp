@@ -90,7 +90,10 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
   if (short_api == "histc" && (dtype_name == "torch.int8" || dtype_name == "torch.int32" || dtype_name == "torch.int64"))
     dtype_name = "torch.float32";
   at::Tensor t;
-  if (!spec.data_name.empty() && !real_data_dir.empty()) {
+  if (!spec.data_name.empty() && real_data_dir.empty())
+    throw std::runtime_error("the dump names the tensor file '" + spec.data_name +
+                             "' but has no dump_data_dir (a statistics dump with tensor names?)");
+  if (!spec.data_name.empty()) {
     std::string path = (std::filesystem::path(real_data_dir) / spec.data_name).string();
     if (path.size() < 3 || path.substr(path.size() - 3) != ".pt")
       throw std::runtime_error(path + ": real data must be a .pt file");

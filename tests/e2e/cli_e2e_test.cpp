@@ -71,11 +71,17 @@ TEST(CliE2E, PluginPathEnvironmentIsSearched) {
 }
 
 TEST(CliE2E, CommandsNotLandedSaySoAndExit2) {
-  for (const char* cmd : {"dump", "run_ut", "demo"}) {
+  for (const char* cmd : {"dump", "demo"}) {
     auto r = run_acccheck({cmd});
     EXPECT_EQ(r.exit_code, 2) << cmd;
     EXPECT_NE(r.err.find(std::string("acccheck ") + cmd + ": not available yet:"), std::string::npos) << r.err;
   }
+}
+
+TEST(CliE2E, RunUtWithoutADumpSaysWhatIsMissing) {
+  auto r = run_acccheck({"run_ut", "--device", "cpu"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "acccheck run_ut: -api_info DUMP.json (or the legacy --forward FILE) is required\n");
 }
 
 TEST(CliE2E, HelpAndVersion) {
@@ -87,7 +93,7 @@ TEST(CliE2E, HelpAndVersion) {
   EXPECT_NE(c.out.find("--fail-on"), std::string::npos);
   auto v = run_acccheck({"--version"});
   EXPECT_EQ(v.exit_code, 0);
-  EXPECT_EQ(v.out.rfind("acccheck 0.1.0 (plugin ABI 1.0", 0), 0u) << v.out;
+  EXPECT_EQ(v.out.rfind("acccheck 0.1.0 (plugin ABI 1.1", 0), 0u) << v.out;
   auto bad = run_acccheck({"compare", "--frobnicate"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "acccheck compare: unrecognised option '--frobnicate'\n");
