@@ -10,7 +10,9 @@ packages=(
   libboost-dev libboost-program-options-dev
   libyaml-cpp-dev libspdlog-dev rapidjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  time                                 # /usr/bin/time for bench/compare_bench.sh
+  time                                 # /usr/bin/time for the bench scripts
+  python3-torch                        # Debian's PyTorch for /usr/bin/python3: .pt interoperability tests
+  openmpi-bin                          # mpirun: the run_ut shard test under OpenMPI
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -355,3 +355,25 @@ TEST_F(RunUt, LegacyForwardAndBackwardInfoReplay) {
   EXPECT_EQ(rows[1], (std::vector<std::string>{"Functional.gelu.0", "pass", "pass"}));
   EXPECT_EQ(rows[2], (std::vector<std::string>{"Torch.matmul.0", "pass", " "}));
 }
+
+// Issue goal: >= 95 % of the functional/tensor/torch forward APIs of a typical transformer/CNN
+// dump replay (not SKIP). The dumps are made by tests/fixtures/model-dumps/make_model_dumps.py.
+TEST_F(RunUt, TypicalTransformerAndCnnDumpsReplayAtLeast95Percent) {
+  for (const char* model : {"transformer", "cnn"}) {
+    TempDir out;
+    auto r = run_ut({"-api_info", fixture(std::string("model-dumps/") + model + "/dump.json"), "--device", "npu-sim",
+                     "-n", "2", "-o", out.path()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto rows = records(result_csv(out.path()));
+    std::size_t total = 0, skipped = 0;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+      ++total;
+      if (rows[i][1] == "SKIP") {
+        ++skipped;
+        ADD_FAILURE() << model << ": " << rows[i][0] << " SKIP: " << (rows[i].size() > 3 ? rows[i][3] : "");
+      }
+    }
+    EXPECT_GE(total, 30u) << model;
+    EXPECT_LE(skipped * 100, total * 5) << model << ": " << skipped << " of " << total << " skipped";
+  }
+}

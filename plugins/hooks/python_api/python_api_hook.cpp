@@ -20,6 +20,7 @@ struct ApiRule {
   std::map<std::string, std::map<std::string, std::string>> values;
   std::vector<std::pair<std::string, std::string>> defaults, none_to;
   std::string unsupported;
+  bool varargs = false;  // Python `*sizes` after self (x.reshape(2, 3), x.permute(0, 2, 1)) → one int[] argument
 };
 
 // A YAML scalar as a recorded argument: ~ → None, true/false → bool, integers, floats, text.
@@ -50,6 +51,7 @@ void add_setting(ApiRule& r, const std::string& field, const std::string& rest, 
   auto key = rest.substr(0, rest.find('/'));
   if (field == "op") r.op = value;
   else if (field == "unsupported") r.unsupported = value;
+  else if (field == "varargs") r.varargs = value == "true";
   else if (field == "params") r.params.push_back(value);
   else if (field == "rename") r.rename[key] = value;
   else if (field == "drop") r.drop.insert(value);
@@ -111,15 +113,24 @@ class PythonApiHook final : public HookPlugin {
     }
     plan.op = rule.op.empty() ? "aten::" + name.substr(name.rfind('.') + 1) : rule.op;
     std::vector<std::pair<std::string, Argument>> named;
+    std::vector<Argument> positional = fwd.args;
+    if (rule.varargs && positional.size() >= 2 &&
+        !(positional.size() == 2 && (positional[1].kind == Argument::Kind::list || positional[1].kind == Argument::Kind::size))) {
+      Argument sizes;
+      sizes.kind = Argument::Kind::list;
+      sizes.items.assign(positional.begin() + 1, positional.end());
+      positional.resize(1);
+      positional.push_back(std::move(sizes));
+    }
     if (rule.params.empty()) {
-      plan.args = fwd.args;
+      plan.args = positional;
     } else {
-      if (fwd.args.size() > rule.params.size()) {
+      if (positional.size() > rule.params.size()) {
         why_not = api + " takes at most " + std::to_string(rule.params.size()) + " positional arguments, the record has " +
-                  std::to_string(fwd.args.size());
+                  std::to_string(positional.size());
         return std::nullopt;
       }
-      for (std::size_t i = 0; i < fwd.args.size(); ++i) named.emplace_back(rule.params[i], fwd.args[i]);
+      for (std::size_t i = 0; i < positional.size(); ++i) named.emplace_back(rule.params[i], positional[i]);
     }
     for (const auto& kw : fwd.kwargs) named.push_back(kw);
     for (auto& [key, arg] : named) {
