@@ -252,8 +252,20 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
 
   // Record → operator call.
   ReplayPlan plan;
+  BenchFunction bench_function;
   if (!fwd.op_name.empty()) {
     plan.op = fwd.op_name + (fwd.op_overload.empty() ? "" : "." + fwd.op_overload);
+    plan.args = fwd.args;
+    plan.kwargs = fwd.kwargs;
+  } else if (fwd.api.rfind("NPU.", 0) == 0) {
+    // Vendor ops (run-ut.md §4): the device runs the vendor's operator; the benchmark runs the
+    // device plugin's reference implementation of it.
+    std::string name = fwd.api.substr(4, fwd.api.rfind('.') - 4);
+    auto fns = ctx.device->bench_functions();
+    auto it = fns.find("npu::" + name);
+    if (it == fns.end()) throw std::runtime_error("There is not bench function " + name);
+    bench_function = it->second;
+    plan.op = "npu::" + name;
     plan.args = fwd.args;
     plan.kwargs = fwd.kwargs;
   } else if (fwd.api.rfind("Aten.", 0) == 0) {
@@ -317,8 +329,12 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
     return stack;
   };
   std::vector<IValue> bench_stack = stack_for(bench, c10::Device(c10::DeviceType::CPU), true);
-  call.op.callBoxed(&bench_stack);
-  bench.results = std::move(bench_stack);
+  if (bench_function) {
+    bench.results = bench_function(bench_stack);
+  } else {
+    call.op.callBoxed(&bench_stack);
+    bench.results = std::move(bench_stack);
+  }
   std::vector<IValue> device_stack = stack_for(device, ctx.device->device(), false);
   ctx.device->call_operator(call.op, device_stack);
   ctx.device->synchronize();

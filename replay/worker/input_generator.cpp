@@ -97,7 +97,11 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
     std::string path = (std::filesystem::path(real_data_dir) / spec.data_name).string();
     if (path.size() < 3 || path.substr(path.size() - 3) != ".pt")
       throw std::runtime_error(path + ": real data must be a .pt file");
+    if (!std::filesystem::exists(path)) throw std::runtime_error(path + ": tensor file missing (named by field 'data_name')");
     t = load_tensor_file(path);
+    std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
+    if (!spec.shape.empty() || !shape.empty())
+      if (shape != spec.shape) throw std::runtime_error(path + ": holds a tensor of another shape than the dump's field 'shape'");
     if (auto st = scalar_type_of(dtype_name); st && *st != t.scalar_type()) t = at::_to_copy(t, at::TensorOptions().dtype(*st));
   } else {
     auto st = scalar_type_of(dtype_name);
@@ -108,11 +112,15 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
     bool empty = false;
     for (auto d : shape) empty = empty || d == 0;
     Statistic lo_s = spec.min, hi_s = spec.max;
+    for (auto d : shape)
+      if (d < 0) throw std::runtime_error("field 'shape': expected sizes >= 0, found " + std::to_string(d));
     if (empty) return at::zeros(shape, options);
     if (!lo_s.present() || !hi_s.present())
       throw std::runtime_error("Data info Min: " + stat_text(lo_s) + " , Max: " + stat_text(hi_s) +
                                ", info type must be int or float.");
     double low_origin = lo_s.value, high_origin = hi_s.value;
+    if (low_origin > high_origin)
+      throw std::runtime_error("fields 'Min'/'Max': Min " + stat_text(lo_s) + " is larger than Max " + stat_text(hi_s));
     double low = spec.min_except_inf_nan.value_or(low_origin), high = spec.max_except_inf_nan.value_or(high_origin);
     if (*st == c10::kBool) {
       auto l = static_cast<std::int64_t>(low), h = static_cast<std::int64_t>(high);

@@ -96,6 +96,8 @@ int main() {
           const Settings user = host::load_yaml_settings(file);  // named: all() of a temporary dangles
           for (const auto& [k, v] : user.all()) s.set(k, v);
         }
+        // -j: for device plugins that understand it (the NPU's jit compile mode).
+        if (const Json* j = config.find("jit_compile"); j && j->is_bool() && j->as_bool()) s.set("jit_compile", "true");
         ctx.device->configure(s);
         if (auto a = ctx.device->available(); !a.available)
           return fatal("device '" + device_name + "' is not available: " + a.reason);

@@ -234,6 +234,8 @@ TEST_F(RunUt, BadEntriesAreSkippedWithOneLineEachAndTheRestRuns) {
              "\"Torch.sin.0.forward\": {\"input_args\": [" + t + ", \"data_name\": \"missing.pt\"}], \"input_kwargs\": {}},\n"
              "\"Distributed.all_reduce.0.forward\": {\"input_args\": [" + t + "}], \"input_kwargs\": {}},\n"
              "\"Torch.empty_like.0.forward\": {\"input_args\": [" + t + "}], \"input_kwargs\": {}},\n"
+             "\"Torch.exp.0.forward\": {\"input_args\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4], \"Max\": 1.0, \"Min\": 3.0, \"requires_grad\": false}], \"input_kwargs\": {}},\n"
+             "\"Torch.tanh.0.forward\": {\"input_args\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [-4], \"Max\": 1.0, \"Min\": 0.0, \"requires_grad\": false}], \"input_kwargs\": {}},\n"
              "\"Torch.cos.0.forward\": {\"input_args\": [" + t + "}], \"input_kwargs\": {}}\n}}\n");
   auto r = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-o", dir / "o"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
@@ -251,6 +253,49 @@ TEST_F(RunUt, BadEntriesAreSkippedWithOneLineEachAndTheRestRuns) {
   EXPECT_EQ(by_api["Torch.sin.0"][1], "SKIP");
   EXPECT_EQ(by_api["Distributed.all_reduce.0"][3], "API Distributed.all_reduce.0 not support for run ut. SKIP.");
   EXPECT_EQ(by_api["Torch.empty_like.0"][3], "API empty_like in black list or not in white list. SKIP.");
+  EXPECT_EQ(by_api["Torch.exp.0"][1], "SKIP");
+  EXPECT_EQ(by_api["Torch.exp.0"][3], "fields 'Min'/'Max': Min 3.0 is larger than Max 1.0");
+  EXPECT_EQ(by_api["Torch.tanh.0"][3], dir / "dump.json" +
+                                           ": entry 'Torch.tanh.0.forward': field 'input_args[0].shape': expected a list of non-negative integers");
+}
+
+TEST_F(RunUt, MissingOrCorruptTensorFilesSkipThatApiOnly) {
+  TempDir dir;
+  fs::create_directories(dir / "dump_tensor_data");
+  write_file(dir / "dump_tensor_data/Torch.cos.0.forward.input.0.pt", "this is not a zip file");
+  fs::copy_file(fixture("vectors/msprobe-dump-mlp-tensor/dump_tensor_data/Functional.relu.0.forward.input.0.pt"),
+                dir / "dump_tensor_data/Torch.relu.0.forward.input.0.pt");
+  auto t = [](const std::string& name) {
+    return "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4, 32], \"Max\": 1.0, \"Min\": -1.0, "
+           "\"requires_grad\": false, \"data_name\": \"" + name + "\"}";
+  };
+  write_file(dir / "dump.json", "{\"task\": \"tensor\", \"dump_data_dir\": \"/elsewhere/dump_tensor_data\", \"data\": {"
+                                "\"Torch.relu.0.forward\": {\"input_args\": [" + t("Torch.relu.0.forward.input.0.pt") + "], \"input_kwargs\": {}},"
+                                "\"Torch.cos.0.forward\": {\"input_args\": [" + t("Torch.cos.0.forward.input.0.pt") + "], \"input_kwargs\": {}},"
+                                "\"Torch.sin.0.forward\": {\"input_args\": [" + t("Torch.sin.0.forward.input.0.pt") + "], \"input_kwargs\": {}}}}");
+  auto r = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-o", dir / "o"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = records(result_csv(dir / "o"));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1][1], "pass");
+  EXPECT_EQ(rows[2][1], "SKIP");
+  EXPECT_EQ(rows[2][3].rfind(dir / "dump_tensor_data/Torch.cos.0.forward.input.0.pt: not a tensor file written by torch.save", 0), 0u) << rows[2][3];
+  EXPECT_EQ(rows[3][3], dir / "dump_tensor_data/Torch.sin.0.forward.input.0.pt: tensor file missing (named by field 'data_name')");
+}
+
+TEST_F(RunUt, ADumpThatIsNotJsonOrHasNoDataIsOneErrorLine) {
+  TempDir dir;
+  write_file(dir / "broken.json", "{\"task\": \"statistics\", \"data\": {\"Torch.relu.0.forward\": {\"input_args\": [");
+  auto r = run_ut({"-api_info", dir / "broken.json", "--device", "cpu", "-o", dir / "o"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err.rfind("acccheck run_ut: " + dir / "broken.json", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  write_file(dir / "nodata.json", "{\"task\": \"statistics\"}");
+  auto n = run_ut({"-api_info", dir / "nodata.json", "--device", "cpu", "-o", dir / "o"});
+  EXPECT_EQ(n.exit_code, 3);
+  EXPECT_EQ(n.err, "acccheck run_ut: " + dir / "nodata.json" +
+                       ": entry '<top>': field 'data': expected an object of API entries (key missing or null)\n");
+  EXPECT_FALSE(fs::exists(dir / "o"));
 }
 
 TEST_F(RunUt, ListUnsupportedNamesEachEntryAndItsReasonAndRunsNothing) {
@@ -376,4 +421,27 @@ TEST_F(RunUt, TypicalTransformerAndCnnDumpsReplayAtLeast95Percent) {
     EXPECT_GE(total, 30u) << model;
     EXPECT_LE(skipped * 100, total * 5) << model << ": " << skipped << " of " << total << " skipped";
   }
+}
+
+TEST_F(RunUt, VendorOperatorsRunOnTheDeviceAndTheirBenchFunctionOnTheCpu) {
+  TempDir dir;
+  std::string x = "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float16\", \"shape\": [4, 64], \"Max\": 2.0, \"Min\": -2.0, \"requires_grad\": false}";
+  std::string g = "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float16\", \"shape\": [64], \"Max\": 1.5, \"Min\": 0.5, \"requires_grad\": false}";
+  write_file(dir / "dump.json", "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {"
+                                "\"NPU.npu_rms_norm.0.forward\": {\"input_args\": [" + x + ", " + g +
+                                "], \"input_kwargs\": {\"epsilon\": {\"type\": \"float\", \"value\": 1e-06}}},"
+                                "\"NPU.npu_swiglu.0.forward\": {\"input_args\": [" + x + "], \"input_kwargs\": {}}}}");
+  auto r = run_ut({"-api_info", dir / "dump.json", "--device", "vendor-sim", "--plugin",
+                   std::string(ACCCHECK_TEST_PLUGIN_DIR) + "/vendor/acccheck_device_vendor_op.so", "-o", dir / "o"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = records(result_csv(dir / "o"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NE(rows[1][1], "SKIP") << (rows[1].size() > 3 ? rows[1][3] : "");
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"NPU.npu_swiglu.0", "SKIP", "SKIP", "There is not bench function npu_swiglu"}));
+  auto details = records(details_csv(dir / "o"));
+  ASSERT_EQ(details.size(), 4u);  // header, output.0 (normalised x), output.1 (rstd), swiglu's SKIP row
+  EXPECT_EQ(details[1][0], "NPU.npu_rms_norm.0.forward.output.0");
+  EXPECT_EQ(details[1][1], "torch.float32");  // the bench function ran on the raised inputs
+  EXPECT_EQ(details[1][2], "torch.float16");
+  EXPECT_EQ(details[2][0], "NPU.npu_rms_norm.0.forward.output.1");
 }
