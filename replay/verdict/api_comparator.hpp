@@ -37,6 +37,7 @@ struct ApiResult {
   std::string backward_status = " ";
   std::string message;
   bool replay_failed = false;  // crash / time-out: the message is written whatever the statuses
+  double operator_seconds = 0;  // time in the device and benchmark operator calls (forward + backward)
   std::vector<DetailsRow> rows;
   // 3 fields, or 4 when a direction is SKIP (run-ut.md §7.1).
   std::vector<std::string> result_fields() const;

@@ -7,6 +7,7 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <chrono>
 #include <cstdio>
 #include <functional>
 
@@ -308,7 +309,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
     if (keep_fp32 && st == c10::kFloat && !ctx.bench_float64) raise = false;
     return at::_to_copy(t, at::TensorOptions().dtype(raise ? *bench_dtype : st));
   };
-  auto to_device = [&](const at::Tensor& t) { return ctx.device->to_device(t.clone()); };
+  auto to_device = [&](const at::Tensor& t) { return ctx.device->to_device(t); };  // a copy (device contract)
   Side bench = make_side(base, wants_grad, need_grad, to_bench);
   Side device = make_side(base, wants_grad, need_grad, to_device);
 
@@ -329,15 +330,26 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
     return stack;
   };
   std::vector<IValue> bench_stack = stack_for(bench, c10::Device(c10::DeviceType::CPU), true);
+  using Clock = std::chrono::steady_clock;
+  double op_seconds = 0;
+  auto timed = [&](const auto& fn) {
+    auto t0 = Clock::now();
+    fn();
+    op_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  auto t_bench = Clock::now();
   if (bench_function) {
     bench.results = bench_function(bench_stack);
   } else {
     call.op.callBoxed(&bench_stack);
     bench.results = std::move(bench_stack);
   }
+  op_seconds += std::chrono::duration<double>(Clock::now() - t_bench).count();
   std::vector<IValue> device_stack = stack_for(device, ctx.device->device(), false);
-  ctx.device->call_operator(call.op, device_stack);
-  ctx.device->synchronize();
+  timed([&] {
+    ctx.device->call_operator(call.op, device_stack);
+    ctx.device->synchronize();
+  });
   device.results = std::move(device_stack);
 
   ApiOutputs out;
@@ -364,9 +376,13 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
       at::Tensor seed = gen.tensor(bwd->grad_inputs[0].tensor);
       seed_for_save = seed;
       at::Tensor seed_bench = at::_to_copy(seed, at::TensorOptions().dtype(raised(seed.scalar_type(), ctx.bench_float64)));
-      backward_root(bench.results, short_api).backward(seed_bench);
-      backward_root(device.results, short_api).backward(to_device(seed));
-      ctx.device->synchronize();
+      at::Tensor seed_device = to_device(seed);
+      at::Tensor root_bench = backward_root(bench.results, short_api), root_device = backward_root(device.results, short_api);
+      timed([&] { root_bench.backward(seed_bench); });
+      timed([&] {
+        root_device.backward(seed_device);
+        ctx.device->synchronize();
+      });
       for (std::size_t i = 0; i < base.size(); ++i) {
         if (!positional[i]) continue;
         auto grad_of = [&](const at::Tensor& t, bool on_device) {
@@ -379,7 +395,17 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
       }
     }
   }
+  if (ctx.error_data_dir.empty()) {
+    // The comparison works on the widened copies: free every tensor first (peak memory).
+    base.clear();
+    bench = Side{};
+    device = Side{};
+    args.clear();
+    kwargs.clear();
+    call.stack.clear();
+  }
   ApiResult result = compare_api(out, ctx.metrics);
+  result.operator_seconds = op_seconds;
   bool failed = result.forward_status != "pass" || (result.backward_status != "pass" && result.backward_status != " ");
   if (!ctx.error_data_dir.empty() && failed) {
     const std::string stem = ctx.error_data_dir + "/" + fwd.api;

@@ -1,6 +1,7 @@
 #include "input_generator.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Dispatch.h>
 #include <ATen/ops/_to_copy.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/rand.h>
@@ -137,28 +138,34 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
       double fmax = finite_max_of(*st);
       double lo_scaled = std::isinf(low) ? (low > 0 ? fmax : -fmax) : low;
       double hi_scaled = std::isinf(high) ? (high > 0 ? fmax : -fmax) : high;
-      t = at::rand(shape, generator, options).mul(hi_scaled - lo_scaled).add(lo_scaled);
+      t = at::rand(shape, generator, options);
+      t.mul_(hi_scaled - lo_scaled).add_(lo_scaled);  // in the tensor's dtype, as the reference computes
     } else {
       t = at::randint(static_cast<std::int64_t>(low), static_cast<std::int64_t>(high) + 1, shape, generator, options);
     }
+    // Pinning: first element Min, last Max (NaN second when Max is NaN), written in place.
     std::int64_t n = t.numel();
     if (n > 0) {
-      at::Tensor flat = t.view({-1});
-      if (is_float_type(*st) && std::isnan(high_origin) && high_origin != 0) {
-        if (n <= 2) {
-          flat[0].fill_(std::nan(""));
-          flat[n - 1].fill_(high);
+      const bool nan_high = is_float_type(*st) && std::isnan(high_origin);
+      AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "pin_bounds", [&] {
+        scalar_t* p = t.data_ptr<scalar_t>();
+        auto as = [](double v) { return static_cast<scalar_t>(v); };
+        if (nan_high) {
+          if (n <= 2) {
+            p[0] = as(std::nan(""));
+            p[n - 1] = as(high);
+          } else {
+            p[0] = as(low);
+            p[1] = as(std::nan(""));
+            p[n - 1] = as(high);
+          }
         } else {
-          flat[0].fill_(low);
-          flat[1].fill_(std::nan(""));
-          flat[n - 1].fill_(high);
+          p[0] = as(low);
+          p[n - 1] = as(high);
+          if (is_float_type(*st) && std::isinf(high_origin)) p[n - 1] = as(high_origin);
+          if (is_float_type(*st) && std::isinf(low_origin)) p[0] = as(low_origin);
         }
-      } else {
-        flat[0].fill_(low);
-        flat[n - 1].fill_(high);
-        if (std::isinf(high_origin)) flat[n - 1].fill_(high_origin);
-        if (std::isinf(low_origin)) flat[0].fill_(low_origin);
-      }
+      });
     }
   }
   if ((short_api == "conv1d" || short_api == "conv2d") && t.scalar_type() == c10::kFloat) t = round_to_hf32(t);

@@ -4,6 +4,7 @@
 #include <torch/csrc/jit/runtime/operator.h>
 
 #include <limits>
+#include <unordered_map>
 #include <optional>
 
 namespace acccheck::replay {
@@ -171,12 +172,22 @@ BoundCall bind_operator(const std::string& op, const std::vector<IValue>& args,
     overload = op.substr(dot + 1);
     exact = true;
   }
-  auto& dispatcher = c10::Dispatcher::singleton();
+  // The overloads of a name, with their dispatcher handles, looked up once per process.
+  static std::unordered_map<std::string, std::vector<c10::OperatorHandle>> overloads_of;
+  auto found = overloads_of.find(name);
+  if (found == overloads_of.end()) {
+    std::vector<c10::OperatorHandle> handles;
+    auto& dispatcher = c10::Dispatcher::singleton();
+    for (const auto& candidate : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name)))
+      if (auto h = dispatcher.findSchema({candidate->schema().name(), candidate->schema().overload_name()}))
+        handles.push_back(*h);
+    found = overloads_of.emplace(name, std::move(handles)).first;
+  }
   std::optional<Attempt> best;
-  std::string best_overload;
+  const c10::OperatorHandle* best_op = nullptr;
   std::string reasons;
-  for (const auto& candidate : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name))) {
-    const auto& schema = candidate->schema();
+  for (const auto& handle : found->second) {
+    const auto& schema = handle.schema();
     if (exact && schema.overload_name() != overload) continue;
     std::string why;
     auto a = try_bind(schema, args, kwargs, why);
@@ -184,18 +195,16 @@ BoundCall bind_operator(const std::string& op, const std::vector<IValue>& args,
       if (reasons.size() < 600) reasons += "; " + (schema.overload_name().empty() ? std::string("(default)") : schema.overload_name()) + ": " + why;
       continue;
     }
-    if (!dispatcher.findSchema({schema.name(), schema.overload_name()})) continue;
     if (!best || a->defaults_used < best->defaults_used) {
       best = std::move(a);
-      best_overload = schema.overload_name();
+      best_op = &handle;
     }
   }
   if (!best) {
     if (reasons.empty()) throw std::runtime_error("no operator " + op + " in this LibTorch");
     throw std::runtime_error("no overload of " + op + " accepts the recorded arguments (" + reasons.substr(2) + ")");
   }
-  auto handle = dispatcher.findSchema({name, best_overload});
-  return {*handle, std::move(best->stack)};
+  return {*best_op, std::move(best->stack)};
 }
 
 }  // namespace acccheck::replay

@@ -1,7 +1,7 @@
 #include "tensor_values.hpp"
 
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/_to_copy.h>
+#include <ATen/ops/from_blob.h>
 
 #include <map>
 
@@ -63,11 +63,12 @@ OutputValue output_value_of(const c10::IValue& v, const std::function<at::Tensor
       return o;
     }
     at::Tensor cpu = to_cpu(t.detach());
-    at::Tensor d = at::_to_copy(cpu, at::TensorOptions().dtype(c10::kDouble)).contiguous();
     std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
-    const double* p = d.data_ptr<double>();
-    return OutputValue::tensor(torch_dtype_name(t.scalar_type()), std::move(shape),
-                               std::vector<double>(p, p + d.numel()));
+    // Widened straight into the vector: no float64 tensor in between (16M elements = 128 MB saved).
+    std::vector<double> values(static_cast<std::size_t>(cpu.numel()));
+    if (!values.empty())
+      at::from_blob(values.data(), cpu.sizes(), at::TensorOptions().dtype(c10::kDouble)).copy_(cpu);
+    return OutputValue::tensor(torch_dtype_name(t.scalar_type()), std::move(shape), std::move(values));
   }
   if (v.isTuple() || v.isList()) {
     std::vector<OutputValue> items;

@@ -65,7 +65,7 @@ double numpy_float64_mean(const std::vector<double>& v) {
   return pairwise_sum_f64(v.data(), v.size()) / static_cast<double>(v.size());
 }
 
-ElementErrors element_errors(const OutputPair& out) {
+ElementErrors element_error_setup(const OutputPair& out) {
   ElementErrors e;
   e.device_kind = float_kind(out.device_dtype);
   e.numpy_kind = numpy_kind_of_device(e.device_kind);
@@ -75,21 +75,32 @@ ElementErrors element_errors(const OutputPair& out) {
   bool any64 = e.bench_kind == FloatKind::float64 || e.numpy_kind == FloatKind::float64;
   e.float32_math = !any64;
   e.eps = e.device_kind == FloatKind::bfloat16 ? 0.00390625 : machine_eps(e.bench_kind);
+  return e;
+}
+
+ElementError element_error(const ElementErrors& e, double b, double d) {
+  ElementError x;
+  x.abs_bench = std::fabs(b);
+  x.abs_err = std::fabs(arith(e.float32_math, d - b));
+  double denom = arith(e.bench_kind != FloatKind::float64, x.abs_bench + e.eps);
+  x.rel_err = arith(e.float32_math, x.abs_err / denom);
+  x.finite = std::isfinite(d) && std::isfinite(round_to(e.numpy_kind, b));
+  return x;
+}
+
+ElementErrors element_errors(const OutputPair& out) {
+  ElementErrors e = element_error_setup(out);
   const std::size_t n = out.count;
   e.abs_bench.resize(n);
   e.abs_err.resize(n);
   e.rel_err.resize(n);
   e.finite.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    double b = out.bench[i], d = out.device[i];
-    double ab = std::fabs(b);
-    e.abs_bench[i] = ab;
-    double ae = std::fabs(arith(e.float32_math, d - b));
-    e.abs_err[i] = ae;
-    double denom = arith(e.bench_kind != FloatKind::float64, ab + e.eps);
-    e.rel_err[i] = arith(e.float32_math, ae / denom);
-    double b_in_d = round_to(e.numpy_kind, b);
-    e.finite[i] = std::isfinite(d) && std::isfinite(b_in_d);
+    ElementError x = element_error(e, out.bench[i], out.device[i]);
+    e.abs_bench[i] = x.abs_bench;
+    e.abs_err[i] = x.abs_err;
+    e.rel_err[i] = x.rel_err;
+    e.finite[i] = x.finite;
   }
   return e;
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "commands/run_ut/result_files.hpp"
+
 namespace acccheck::host {
 
 using Clock = std::chrono::steady_clock;
@@ -52,8 +54,14 @@ void Progress::finish() {
   if (tty_) std::fputc('\n', out_);
 }
 
-void RunSummary::add(const std::vector<std::string>& row, double seconds) {
+void RunSummary::add(const ApiRows& rows, double seconds) {
+  const auto& row = rows.result;
   if (row.size() < 3) return;
+  if (rows.worker_seconds > 0) {
+    ++replayed_;
+    operator_seconds_ += rows.operator_seconds;
+    worker_seconds_ += rows.worker_seconds;
+  }
   ++forward_[row[1]];
   ++backward_[row[2] == " " ? "none" : row[2]];
   slowest_.emplace_back(seconds, row[0]);
@@ -82,6 +90,14 @@ void RunSummary::print(std::FILE* out, const std::string& result_csv, const std:
     std::fprintf(out, "  slowest:");
     for (const auto& [s, api] : slowest_) std::fprintf(out, "  %s %.3fs", api.c_str(), s);
     std::fputc('\n', out);
+  }
+  if (replayed_ > 0) {
+    // Harness time per API: the workers' wall time not spent in operator calls.
+    double busy = (wall_ - startup_) * static_cast<double>(workers_);
+    std::fprintf(out, "  timing:   %zu APIs replayed in %.2f s (start-up %.2f s, %zu workers); operators %.3f s, "
+                 "replay in the workers %.3f s; harness %.1f us per API\n",
+                 replayed_, wall_, startup_, workers_, operator_seconds_, worker_seconds_,
+                 1e6 * (busy - operator_seconds_) / static_cast<double>(replayed_));
   }
   std::fprintf(out, "  result:  %s\n  details: %s\n", result_csv.c_str(), details_csv.c_str());
 }

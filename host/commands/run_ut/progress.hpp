@@ -25,15 +25,21 @@ class Progress {
 };
 
 // Counts per status and the slowest APIs, printed at the end.
+struct ApiRows;
+
 class RunSummary {
  public:
-  void add(const std::vector<std::string>& result_row, double seconds);
+  void add(const ApiRows& rows, double seconds);
+  void set_startup(double seconds) { startup_ = seconds; }
+  void set_wall(double seconds, std::size_t workers) { wall_ = seconds; workers_ = workers; }
   void print(std::FILE* out, const std::string& result_csv, const std::string& details_csv) const;
   std::size_t count(const std::string& forward_status) const;
 
  private:
   std::map<std::string, std::size_t> forward_, backward_;
   std::vector<std::pair<double, std::string>> slowest_;
+  double startup_ = 0, wall_ = 0, operator_seconds_ = 0, worker_seconds_ = 0;
+  std::size_t workers_ = 1, replayed_ = 0;
 };
 
 }  // namespace acccheck::host

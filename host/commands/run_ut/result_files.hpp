@@ -22,6 +22,7 @@ class OutputFailure : public std::runtime_error {
 struct ApiRows {
   std::vector<std::string> result;                 // 3 or 4 fields
   std::vector<std::vector<std::string>> details;   // 23 fields each
+  double worker_seconds = 0, operator_seconds = 0; // timing reported by the worker (not written)
 };
 
 class ResultFiles {

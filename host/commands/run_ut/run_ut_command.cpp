@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include <acccheck/json.hpp>
 
@@ -39,6 +40,8 @@ void add_run_ut_options(po::options_description& d) {
       ("device-id,d", po::value<std::vector<int>>()->multitoken(), "device ids, spread over the workers (msprobe: -d)")
       ("num-splits,n", po::value<int>()->default_value(1), "worker processes (msprobe: -n)")
       ("timeout", po::value<int>()->default_value(60), "seconds one API may run before it is recorded as error")
+      ("threads", po::value<unsigned>()->default_value(0),
+       "intra-op (OpenMP/BLAS) threads per worker; 0: cores / workers (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS win)")
       ("bench", po::value<std::string>()->default_value("raised"),
        "benchmark precision: raised (fp16/bf16 -> fp32, fp32 -> fp64) or float64 (every float input)")
       ("csv-path", po::value<std::string>(), "resume from this accuracy_checking_result_<ts>.csv")
@@ -118,6 +121,8 @@ ApiRows rows_of_reply(const std::string& line) {
     for (const auto& c : row.items()) cells.push_back(c.as_string());
     rows.details.push_back(std::move(cells));
   }
+  if (const Json* t = j.find("seconds"); t && t->is_number()) rows.worker_seconds = t->as_double();
+  if (const Json* t = j.find("operator_seconds"); t && t->is_number()) rows.operator_seconds = t->as_double();
   return rows;
 }
 
@@ -287,7 +292,7 @@ int run_run_ut(const po::variables_map& vm) {
         if (r.size() >= 2 && r[1] == "SKIP") std::cout << r[0] << ": " << (r.size() > 3 ? r[3] : "") << "\n";
       } else {
         files->append(it->second);
-        summary.add(it->second.result, seconds.count(i) ? seconds[i] : 0.0);
+        summary.add(it->second, seconds.count(i) ? seconds[i] : 0.0);
       }
       ready.erase(it);
       ++next;
@@ -295,6 +300,7 @@ int run_run_ut(const po::variables_map& vm) {
     }
   };
   const bool fresh_files = files && !vm.count("csv-path");
+  const auto run_start = std::chrono::steady_clock::now();
   try {
     std::optional<WorkerPool> pool;
     if (!to_replay.empty()) {
@@ -302,8 +308,12 @@ int run_run_ut(const po::variables_map& vm) {
       spec.executable = WorkerPool::find_executable();
       spec.config_line_for = config_for;
       spec.timeout = std::chrono::seconds(timeout);
+      unsigned threads = vm["threads"].as<unsigned>();
+      spec.threads_per_worker =
+          threads ? threads : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n_workers));
       try {
         pool.emplace(spec, n_workers);
+        summary.set_startup(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
       } catch (const std::exception& e) {
         // Nothing was replayed: leave no empty output pair behind.
         if (fresh_files) {
@@ -343,6 +353,7 @@ int run_run_ut(const po::variables_map& vm) {
   }
   progress.finish();
   if (list_only) return kExitOk;
+  summary.set_wall(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count(), n_workers);
   summary.print(stdout, files->result_path(), files->details_path());
   if (list.dropped_duplicates) std::cout << "  -f: " << list.dropped_duplicates << " repeated calls not replayed\n";
   if (!list.errors.empty()) {

@@ -29,7 +29,10 @@ struct WorkerPool::Worker {
   int to_worker = -1, from_worker = -1;
   std::string buffer;
   bool ready = false;
-  std::optional<std::size_t> job;
+  // Jobs sent and not answered yet, in order: the worker runs them one after another, so the
+  // first is the one running (started at `started`); the rest wait in its pipe. Keeping a few in
+  // flight hides the round trip between host and worker for small APIs.
+  std::deque<std::size_t> in_flight;
   Clock::time_point started;
 };
 
@@ -125,8 +128,16 @@ void WorkerPool::start(Worker& w, std::size_t slot) {
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   char* argv[] = {const_cast<char*>(spec_.executable.c_str()), nullptr};
+  std::vector<std::string> extra;
+  if (spec_.threads_per_worker > 0)
+    for (const char* var : {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
+      if (!std::getenv(var)) extra.push_back(std::string(var) + "=" + std::to_string(spec_.threads_per_worker));
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  for (auto& e : extra) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, spec_.executable.c_str(), &actions, nullptr, argv, environ);
+  int rc = posix_spawn(&pid, spec_.executable.c_str(), &actions, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
   ::close(out[1]);
@@ -156,25 +167,37 @@ void WorkerPool::stop(Worker& w, bool kill_it) {
 
 void WorkerPool::run(const std::vector<std::size_t>& jobs, const std::function<std::string(std::size_t)>& job_line,
                      const std::function<void(const JobOutcome&)>& on_done) {
+  constexpr std::size_t kWindow = 4;
   std::deque<std::size_t> queue(jobs.begin(), jobs.end());
   std::size_t running = 0;
   auto dispatch = [&](Worker& w) {
-    if (queue.empty() || w.job || !w.ready) return;
-    w.job = queue.front();
-    queue.pop_front();
-    w.started = Clock::now();
-    ++running;
-    write_line(w.to_worker, job_line(*w.job));
+    if (!w.ready) return;
+    while (!queue.empty() && w.in_flight.size() < kWindow) {
+      if (w.in_flight.empty()) w.started = Clock::now();
+      w.in_flight.push_back(queue.front());
+      queue.pop_front();
+      ++running;
+      write_line(w.to_worker, job_line(w.in_flight.back()));
+    }
   };
   auto finish = [&](Worker& w, std::optional<std::string> reply, std::string failure) {
     JobOutcome o;
-    o.job = *w.job;
+    o.job = w.in_flight.front();
     o.reply = std::move(reply);
     o.failure = std::move(failure);
     o.seconds = std::chrono::duration<double>(Clock::now() - w.started).count();
-    w.job.reset();
+    w.in_flight.pop_front();
+    w.started = Clock::now();  // the next one starts now
     --running;
     on_done(o);
+  };
+  // After a crash or time-out the jobs queued behind the failed one go back to the front.
+  auto requeue_rest = [&](Worker& w) {
+    while (!w.in_flight.empty()) {
+      queue.push_front(w.in_flight.back());
+      w.in_flight.pop_back();
+      --running;
+    }
   };
   for (auto& w : workers_) dispatch(w);
   while (running > 0 || !queue.empty()) {
@@ -182,7 +205,7 @@ void WorkerPool::run(const std::vector<std::size_t>& jobs, const std::function<s
     int wait_ms = 1000;
     for (auto& w : workers_) {
       fds.push_back({w.from_worker, POLLIN, 0});
-      if (w.job) {
+      if (!w.in_flight.empty()) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(w.started + spec_.timeout - Clock::now()).count();
         wait_ms = static_cast<int>(std::max<long long>(0, std::min<long long>(wait_ms, left)));
       }
@@ -195,23 +218,25 @@ void WorkerPool::run(const std::vector<std::size_t>& jobs, const std::function<s
       while (auto line = take_line(w.buffer)) {
         if (!w.ready) {
           w.ready = true;  // a replacement worker's "ready"
-        } else if (w.job) {
+        } else if (!w.in_flight.empty()) {
           finish(w, std::move(*line), "");
         }
       }
       if (!open) {
-        // The worker died: the API it ran is the one that killed it.
+        // The worker died: the API it was running is the one that killed it.
         int status = 0;
         waitpid(w.pid, &status, 0);
         w.pid = -1;
         std::string why = WIFSIGNALED(status) ? "crashed (" + signal_name(WTERMSIG(status)) + ")"
                                               : "worker exited with status " + std::to_string(WEXITSTATUS(status));
         stop(w, false);
-        if (w.job) finish(w, std::nullopt, why);
+        if (!w.in_flight.empty()) finish(w, std::nullopt, why);
+        requeue_rest(w);
         start(w, i);
-      } else if (w.job && Clock::now() - w.started >= spec_.timeout) {
+      } else if (!w.in_flight.empty() && Clock::now() - w.started >= spec_.timeout) {
         stop(w, true);
         finish(w, std::nullopt, "timed out after " + std::to_string(spec_.timeout.count()) + " s");
+        requeue_rest(w);
         start(w, i);
       }
       dispatch(w);

@@ -19,6 +19,10 @@ struct WorkerSpec {
   std::function<std::string(std::size_t slot)> config_line_for;
   std::chrono::seconds timeout{60};
   std::chrono::seconds startup_timeout{120};
+  // Threads each worker's BLAS/OpenMP may use (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS), unless the
+  // user set those variables: cores / workers, so -n N workers do not oversubscribe the machine
+  // (OpenBLAS threads spin-wait; two workers with two threads each on two cores ran 1.4x, not 2x).
+  unsigned threads_per_worker = 0;  // 0: leave the environment as it is
 };
 
 // What came back for one job: the reply line, or why there is none.

@@ -42,7 +42,9 @@ class UlpStandard final : public MetricPlugin {
       for (std::size_t i = 0; i < n; ++i) {
         double b = out.bench[i];
         double ab = std::fabs(b);
-        double eb = ab != 0.0 ? std::floor(std::log2(ab)) : 0.0;
+        // floor(log2|b|): ilogb is exact and ~10x cheaper for finite non-zero values; inf and NaN
+        // keep the reference's log2 semantics (fmax below drops a NaN exponent).
+        double eb = ab == 0.0 ? 0.0 : std::isfinite(ab) ? static_cast<double>(std::ilogb(ab)) : std::floor(std::log2(ab));
         eb = std::fmax(eb, min_eb);
         double scale = std::ldexp(1.0, static_cast<int>(exponent_num - eb));
         if (f32_math) {

@@ -30,6 +30,7 @@ class ACCCHECK_INTERFACE DevicePlugin : public DeviceProbe {
   // Runtime initialisation (load the vendor library, set the device); throws with a one-line reason.
   virtual void initialize(const std::vector<int>& device_ids) = 0;
   virtual c10::Device device() const = 0;
+  // A copy on the device that never aliases the argument (run_ut replays in-place operators on it).
   virtual at::Tensor to_device(const at::Tensor& cpu_tensor) const = 0;
   virtual at::Tensor to_cpu(const at::Tensor& device_tensor) const = 0;
   virtual void synchronize() const = 0;

@@ -30,6 +30,14 @@ struct ElementErrors {
   std::vector<char> finite;           // isfinite(D) & isfinite(B cast to D's numpy dtype)
 };
 ElementErrors element_errors(const OutputPair& out);
+// The same quantities one element at a time, without the arrays (for streaming passes over large
+// outputs): `setup` is element_errors' configuration (kinds, eps) with empty vectors.
+ElementErrors element_error_setup(const OutputPair& out);
+struct ElementError {
+  double abs_bench, abs_err, rel_err;
+  bool finite;
+};
+ElementError element_error(const ElementErrors& setup, double bench, double device);
 
 // count(a & b) / count(b), 0 when b is empty.
 double ratio_within(const std::vector<char>& a, const std::vector<char>& b);
