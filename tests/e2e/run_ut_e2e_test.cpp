@@ -13,6 +13,7 @@
 
 #include <acccheck/csv.hpp>
 #include <acccheck/number_format.hpp>
+#include <acccheck/record.hpp>
 
 #include "support/test_support.hpp"
 
@@ -444,4 +445,36 @@ TEST_F(RunUt, VendorOperatorsRunOnTheDeviceAndTheirBenchFunctionOnTheCpu) {
   EXPECT_EQ(details[1][1], "torch.float32");  // the bench function ran on the raised inputs
   EXPECT_EQ(details[1][2], "torch.float16");
   EXPECT_EQ(details[2][0], "NPU.npu_rms_norm.0.forward.output.1");
+}
+
+// The argument adapters (F.batch_norm's order, cross_entropy's reduction string, dropout's
+// training, softmax's dtype, embedding's padding_idx, reflected operators, masked_fill with a
+// Scalar or a Tensor, Tensor varargs, ones_like's memory_format, ...): every API of the adapters
+// dump replays, and the replayed output has the shape the dump recorded — a wrong argument order
+// or reduction would change it.
+TEST_F(RunUt, ArgumentAdaptersReplayWithTheRecordedOutputShapes) {
+  TempDir out;
+  const std::string dump = fixture("model-dumps/adapters/dump.json");
+  auto r = run_ut({"-api_info", dump, "--device", "cpu", "-o", out.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::string> recorded_shape;
+  read_dump_json(dump, [](const DumpHeader&) {}, [&](ApiRecord&& rec) {
+    if (rec.direction != Direction::forward || rec.outputs.empty() || rec.outputs[0].kind != Argument::Kind::tensor) return;
+    std::string s = "(";
+    for (std::size_t i = 0; i < rec.outputs[0].tensor.shape.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(rec.outputs[0].tensor.shape[i]);
+    recorded_shape[rec.api + ".forward.output.0"] = s + (rec.outputs[0].tensor.shape.size() == 1 ? ",)" : ")");
+  });
+  auto results = records(result_csv(out.path()));
+  EXPECT_GE(results.size(), 40u);
+  for (std::size_t i = 1; i < results.size(); ++i)
+    EXPECT_NE(results[i][1], "SKIP") << results[i][0] << ": " << (results[i].size() > 3 ? results[i][3] : "");
+  std::size_t checked = 0;
+  for (const auto& row : records(details_csv(out.path()))) {
+    auto it = recorded_shape.find(row[0]);
+    if (it == recorded_shape.end()) continue;
+    EXPECT_EQ(row[3], it->second) << row[0];
+    ++checked;
+  }
+  EXPECT_GE(checked, 35u);
 }
