@@ -222,31 +222,31 @@ ApiResult compare_api(const ApiOutputs& in, const MetricContext& metrics) {
   return r;
 }
 
-ApiResult skip_api(const std::string& api, const std::string& message) {
+namespace {
+// An API decided before any comparison: one forward details row carrying the message.
+ApiResult one_row_result(const std::string& api, const std::string& status, const std::string& backward_status,
+                         const std::string& message) {
   ApiResult r;
   r.api = api;
-  r.forward_status = r.backward_status = "SKIP";
+  r.forward_status = status;
+  r.backward_status = backward_status;
   r.message = message;
   DetailsRow row;
   row.name() = api + ".forward.output.0";
-  row.status() = "SKIP";
+  row.status() = status;
   row.message() = message;
   r.rows.push_back(std::move(row));
   return r;
 }
+}  // namespace
+
+ApiResult skip_api(const std::string& api, const std::string& message) {
+  return one_row_result(api, "SKIP", "SKIP", message);
+}
 
 ApiResult failed_api(const std::string& api, const std::string& message, bool has_backward) {
-  ApiResult r;
-  r.api = api;
-  r.forward_status = "error";
-  r.backward_status = has_backward ? "error" : " ";
+  ApiResult r = one_row_result(api, "error", has_backward ? "error" : " ", message);
   r.replay_failed = true;
-  r.message = message;
-  DetailsRow row;
-  row.name() = api + ".forward.output.0";
-  row.status() = "error";
-  row.message() = message;
-  r.rows.push_back(std::move(row));
   return r;
 }
 

@@ -174,4 +174,12 @@ std::size_t find_invalid_utf8(std::string_view s) {
   return std::string::npos;
 }
 
+std::vector<std::vector<std::string>> read_csv_records(const std::string& path) {
+  CsvReader r(path);
+  std::vector<std::vector<std::string>> out;
+  std::vector<std::string> f;
+  while (r.next(f)) out.push_back(f);
+  return out;
+}
+
 }  // namespace acccheck

@@ -32,13 +32,7 @@ namespace {
 const std::string kStatsDump = fixture("vectors/msprobe-dump-mlp/dump.json");
 const std::string kTensorDump = fixture("vectors/msprobe-dump-mlp-tensor/dump.json");
 
-std::vector<std::vector<std::string>> records(const std::string& path) {
-  CsvReader r(path);
-  std::vector<std::vector<std::string>> out;
-  std::vector<std::string> f;
-  while (r.next(f)) out.push_back(f);
-  return out;
-}
+std::vector<std::vector<std::string>> records(const std::string& path) { return read_csv_records(path); }
 
 std::string only_file(const std::string& dir, const std::string& prefix) {
   std::string found;

@@ -53,13 +53,7 @@ std::vector<OutputValue> grads_of(const Json* j) {
   return v.kind == OutputValue::Kind::seq ? v.items : std::vector<OutputValue>{v};
 }
 
-std::vector<std::vector<std::string>> records(const std::string& path) {
-  CsvReader r(path);
-  std::vector<std::vector<std::string>> out;
-  std::vector<std::string> f;
-  while (r.next(f)) out.push_back(f);
-  return out;
-}
+std::vector<std::vector<std::string>> records(const std::string& path) { return read_csv_records(path); }
 
 void expect_cell(const std::string& expected, const std::string& actual, const std::string& where) {
   if (expected == actual) return;

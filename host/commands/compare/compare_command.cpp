@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/output_timestamp.hpp"
 #include "commands/compare/compare_engine.hpp"
 #include "commands/compare/details_table.hpp"
 #include "standards/standards_setup.hpp"
@@ -34,14 +35,6 @@ void add_compare_options(po::options_description& desc) {
 
 namespace {
 
-std::string now_timestamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
 
 }  // namespace
 
@@ -76,9 +69,11 @@ int run_compare(const po::variables_map& vm) {
 
   CompareEngine engine(*standards.selector, standards.by_standard);
   CompareSummary summary(vm["worst"].as<std::size_t>());
-  std::string stamp = vm.count("timestamp") ? vm["timestamp"].as<std::string>() : now_timestamp();
-  if (stamp.size() != 14 || stamp.find_first_not_of("0123456789") != std::string::npos) {
-    std::cerr << "acccheck compare: --timestamp: expected 14 digits (%Y%m%d%H%M%S), found '" << stamp << "'\n";
+  std::string stamp;
+  try {
+    stamp = output_timestamp(vm.count("timestamp") ? std::optional(vm["timestamp"].as<std::string>()) : std::nullopt);
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck compare: " << e.what() << "\n";
     return kExitUsage;
   }
   CompareInputs in{vm["npu"].as<std::string>(), vm["gpu"].as<std::string>(), vm["out"].as<std::string>(), stamp};

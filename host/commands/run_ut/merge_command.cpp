@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "cli/exit_codes.hpp"
+#include "cli/output_timestamp.hpp"
 #include "commands/run_ut/api_list.hpp"
 #include "commands/run_ut/result_files.hpp"
 #include "commands/run_ut/run_ut_command.hpp"
@@ -83,16 +84,9 @@ int run_merge(const po::variables_map& vm) {
     return kExitInput;
   }
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::string stamp = vm.count("timestamp") ? vm["timestamp"].as<std::string>() : "";
-  if (stamp.empty()) {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-    stamp = buf;
-  }
   try {
+    std::string stamp =
+        output_timestamp(vm.count("timestamp") ? std::optional(vm["timestamp"].as<std::string>()) : std::nullopt);
     ResultFiles out = ResultFiles::create(vm["out"].as<std::string>(), stamp);
     for (const auto& [index, api] : rows) out.append(api);
     std::cout << me << ": " << rows.size() << " APIs from " << vm["from"].as<std::vector<std::string>>().size()

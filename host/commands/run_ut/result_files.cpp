@@ -74,13 +74,6 @@ std::string complete_lines(const std::string& path) {
   return s;
 }
 
-std::vector<std::vector<std::string>> parse_records(const std::string& path) {
-  CsvReader r(path);
-  std::vector<std::vector<std::string>> out;
-  std::vector<std::string> f;
-  while (r.next(f)) out.push_back(f);
-  return out;
-}
 
 }  // namespace
 
@@ -129,7 +122,7 @@ ResultFiles ResultFiles::resume(const std::string& result_csv) {
     out.write(result_bytes);
     out.commit();
   }
-  auto results = parse_records(f.result_path_);
+  auto results = read_csv_records(f.result_path_);
   for (std::size_t i = 1; i < results.size(); ++i)
     if (!results[i].empty()) f.done_.insert(results[i][0]);
   std::string details_bytes = complete_lines(f.details_path_);
@@ -138,7 +131,7 @@ ResultFiles ResultFiles::resume(const std::string& result_csv) {
     out.write(details_bytes);
     out.commit();
   }
-  auto details = parse_records(f.details_path_);
+  auto details = read_csv_records(f.details_path_);
   std::string kept = header_line(replay::kDetailsColumns);
   bool dropped = false;
   for (std::size_t i = 1; i < details.size(); ++i) {
@@ -183,8 +176,8 @@ std::string ResultFiles::timestamp() const {
 
 ResultTable read_result_table(const std::string& result_csv, const std::string& details_csv) {
   ResultTable t;
-  auto results = parse_records(result_csv);
-  auto details = parse_records(details_csv);
+  auto results = read_csv_records(result_csv);
+  auto details = read_csv_records(details_csv);
   if (results.empty()) throw std::runtime_error(result_csv + ": empty, expected a header line");
   if (details.empty()) throw std::runtime_error(details_csv + ": empty, expected a header line");
   t.result_header = results[0];

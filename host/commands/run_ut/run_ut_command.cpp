@@ -16,6 +16,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/output_timestamp.hpp"
 #include "commands/run_ut/api_list.hpp"
 #include "commands/run_ut/progress.hpp"
 #include "commands/run_ut/result_files.hpp"
@@ -58,14 +59,6 @@ void add_run_ut_options(po::options_description& d) {
 
 namespace {
 
-std::string now_timestamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
 
 std::string absolute(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
 
@@ -160,9 +153,11 @@ int run_run_ut(const po::variables_map& vm) {
     std::cerr << me << ": --timeout: expected seconds >= 1, found " << timeout << "\n";
     return kExitUsage;
   }
-  std::string stamp = vm.count("timestamp") ? vm["timestamp"].as<std::string>() : now_timestamp();
-  if (stamp.size() != 14 || stamp.find_first_not_of("0123456789") != std::string::npos) {
-    std::cerr << me << ": --timestamp: expected 14 digits (%Y%m%d%H%M%S), found '" << stamp << "'\n";
+  std::string stamp;
+  try {
+    stamp = output_timestamp(vm.count("timestamp") ? std::optional(vm["timestamp"].as<std::string>()) : std::nullopt);
+  } catch (const std::exception& e) {
+    std::cerr << me << ": " << e.what() << "\n";
     return kExitUsage;
   }
   const bool list_only = vm["list-unsupported"].as<bool>();

@@ -46,6 +46,9 @@ class CsvReader {
   std::size_t record_line_ = 0;
 };
 
+// Every record of a (small) CSV file, header included. Throws as CsvReader does.
+std::vector<std::vector<std::string>> read_csv_records(const std::string& path);
+
 // Appends one record (with CRLF) to `out`.
 void append_csv_record(std::string& out, const std::vector<std::string>& fields);
 void append_csv_field(std::string& out, std::string_view field);
