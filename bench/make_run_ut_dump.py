@@ -1,6 +1,6 @@
 """Writes a synthetic msprobe-layout dump.json for the run_ut benchmarks: N calls of one API.
     python3 bench/make_run_ut_dump.py OUT.json N KIND
-KIND: tiny (Torch.add of two float32 [16]), mm256 (Torch.mm of two float32 256x256, with backward),
+KIND: tiny (Torch.add of two float32 [16]), mm256 / mm512 / mm1024 (Torch.mm of two float32 DxD, with backward),
       big (Torch.neg of a float32 4096x4096 tensor: a 16M-element output).
 Needs no torch: the dump holds statistics only (run_ut draws random inputs from them)."""
 import json
@@ -19,10 +19,11 @@ def main():
         if kind == "tiny":
             data["Torch.add.%d.forward" % i] = {"input_args": [tensor([16]), tensor([16])], "input_kwargs": {},
                                                 "output": [tensor([16])]}
-        elif kind == "mm256":
-            data["Torch.mm.%d.forward" % i] = {"input_args": [tensor([256, 256], True), tensor([256, 256], True)],
-                                               "input_kwargs": {}, "output": [tensor([256, 256], True)]}
-            data["Torch.mm.%d.backward" % i] = {"input": [tensor([256, 256])], "output": []}
+        elif kind in ("mm256", "mm512", "mm1024"):
+            d = int(kind[2:])
+            data["Torch.mm.%d.forward" % i] = {"input_args": [tensor([d, d], True), tensor([d, d], True)],
+                                               "input_kwargs": {}, "output": [tensor([d, d], True)]}
+            data["Torch.mm.%d.backward" % i] = {"input": [tensor([d, d])], "output": []}
         elif kind == "big":
             data["Torch.neg.%d.forward" % i] = {"input_args": [tensor([4096, 4096])], "input_kwargs": {},
                                                 "output": [tensor([4096, 4096])]}

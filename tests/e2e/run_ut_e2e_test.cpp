@@ -472,3 +472,30 @@ TEST_F(RunUt, ArgumentAdaptersReplayWithTheRecordedOutputShapes) {
   }
   EXPECT_GE(checked, 35u);
 }
+
+TEST_F(RunUt, BenchFloat64RaisesEveryFloatInputToFloat64) {
+  TempDir dir;
+  std::string h = "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float16\", \"shape\": [8], \"Max\": 1.0, \"Min\": -1.0, \"requires_grad\": false}";
+  write_file(dir / "dump.json", "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {"
+                                "\"Torch.mul.0.forward\": {\"input_args\": [" + h + ", {\"type\": \"float\", \"value\": 3.0}], \"input_kwargs\": {}}}}");
+  auto raised = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-o", dir / "raised"});
+  auto f64 = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "--bench", "float64", "-o", dir / "f64"});
+  ASSERT_EQ(raised.exit_code, 0) << raised.err;
+  ASSERT_EQ(f64.exit_code, 0) << f64.err;
+  EXPECT_EQ(records(details_csv(dir / "raised"))[1][1], "torch.float32");
+  EXPECT_EQ(records(details_csv(dir / "f64"))[1][1], "torch.float64");
+  EXPECT_EQ(records(details_csv(dir / "f64"))[1][2], "torch.float16");
+  auto bad = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "--bench", "float128", "-o", dir / "x"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "acccheck run_ut: --bench: expected raised or float64, found 'float128'\n");
+}
+
+TEST_F(RunUt, KubernetesIndexedJobPicksItsShard) {
+  TempDir dir;
+  auto r = run_ut({"-api_info", kStatsDump, "--device", "cpu", "--shard-count", "3", "-o", dir.path()}, "JOB_COMPLETION_INDEX=2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("shard 2 of 3 (Kubernetes Indexed Job)"), std::string::npos) << r.err;
+  auto rows = records(result_csv(dir / "shard2of3"));
+  EXPECT_GT(rows.size(), 1u);
+  EXPECT_LT(rows.size(), 15u);  // a part of the 14 APIs, not all
+}
