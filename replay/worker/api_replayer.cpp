@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 
 #include <map>
@@ -25,6 +26,32 @@ namespace {
 using c10::IValue;
 
 constexpr const char* kIdKey = "acccheck_id";
+
+// ACCCHECK_REPLAY_PHASES=1: cumulative time per phase, printed to stderr when the worker exits
+// (for tuning the harness; off by default: one getenv per process).
+struct PhaseClock {
+  static bool enabled() {
+    static const bool on = std::getenv("ACCCHECK_REPLAY_PHASES") != nullptr;
+    return on;
+  }
+  static std::map<std::string, double>& totals() {
+    static std::map<std::string, double> t;
+    static struct Printer {
+      ~Printer() {
+        if (!enabled()) return;
+        for (const auto& [phase, seconds] : totals()) std::fprintf(stderr, "replay phase %-10s %.3f s\n", phase.c_str(), seconds);
+      }
+    } printer;
+    return t;
+  }
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  void mark(const char* phase) {
+    if (!enabled()) return;
+    auto now = std::chrono::steady_clock::now();
+    totals()[phase] += std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+};
 
 const std::set<std::string> kNoBackward = {"repeat_interleave"};
 const std::set<std::string> kUnsupportedBackward = {"masked_select"};
@@ -237,6 +264,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
   const bool need_grad = !has_out;
 
   // Inputs, in the record's order, from the entry's own generator.
+  PhaseClock phases;
   InputGenerator gen(fwd.api, ctx.real_data_dir, short_api);
   std::vector<at::Tensor> base;
   std::vector<bool> wants_grad;
@@ -291,7 +319,9 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
   std::vector<std::pair<std::string, IValue>> kwargs;
   for (const auto& a : plan.args) args.push_back(to_ivalue(a, base));
   for (const auto& [k, a] : plan.kwargs) kwargs.emplace_back(k, to_ivalue(a, base));
+  phases.mark("generate");
   BoundCall call = bind_operator(plan.op, args, kwargs);
+  phases.mark("bind");
   if (plan_only) {
     ApiResult ok;
     ok.api = fwd.api;
@@ -310,6 +340,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
     return at::_to_copy(t, at::TensorOptions().dtype(raise ? *bench_dtype : st));
   };
   auto to_device = [&](const at::Tensor& t) { return ctx.device->to_device(t); };  // a copy (device contract)
+  phases.mark("bind");
   Side bench = make_side(base, wants_grad, need_grad, to_bench);
   Side device = make_side(base, wants_grad, need_grad, to_device);
 
@@ -356,6 +387,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
   out.api = fwd.api;
   auto cpu = [](const at::Tensor& t) { return t; };
   auto dev_to_cpu = [&](const at::Tensor& t) { return ctx.device->to_cpu(t); };
+  phases.mark("forward");
   out.bench = output_value_of(results_value(bench.results), cpu);
   out.device = output_value_of(results_value(device.results), dev_to_cpu);
 
@@ -395,6 +427,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
       }
     }
   }
+  phases.mark("backward");
   if (ctx.error_data_dir.empty()) {
     // The comparison works on the widened copies: free every tensor first (peak memory).
     base.clear();
@@ -404,7 +437,9 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
     kwargs.clear();
     call.stack.clear();
   }
+  phases.mark("free");
   ApiResult result = compare_api(out, ctx.metrics);
+  phases.mark("compare");
   result.operator_seconds = op_seconds;
   bool failed = result.forward_status != "pass" || (result.backward_status != "pass" && result.backward_status != " ");
   if (!ctx.error_data_dir.empty() && failed) {

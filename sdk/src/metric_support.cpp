@@ -78,16 +78,6 @@ ElementErrors element_error_setup(const OutputPair& out) {
   return e;
 }
 
-ElementError element_error(const ElementErrors& e, double b, double d) {
-  ElementError x;
-  x.abs_bench = std::fabs(b);
-  x.abs_err = std::fabs(arith(e.float32_math, d - b));
-  double denom = arith(e.bench_kind != FloatKind::float64, x.abs_bench + e.eps);
-  x.rel_err = arith(e.float32_math, x.abs_err / denom);
-  x.finite = std::isfinite(d) && std::isfinite(round_to(e.numpy_kind, b));
-  return x;
-}
-
 ElementErrors element_errors(const OutputPair& out) {
   ElementErrors e = element_error_setup(out);
   const std::size_t n = out.count;

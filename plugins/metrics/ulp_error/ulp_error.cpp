@@ -1,6 +1,8 @@
 // ULP误差比对法 (ULP error standard, precision-standards.md §5.4): errors measured in units in the
 // last place of the benchmark value. Used for matmul-like APIs and fp8 outputs.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include <acccheck/metric.hpp>
 #include <acccheck/metric_support.hpp>
@@ -42,11 +44,26 @@ class UlpStandard final : public MetricPlugin {
       for (std::size_t i = 0; i < n; ++i) {
         double b = out.bench[i];
         double ab = std::fabs(b);
-        // floor(log2|b|): ilogb is exact and ~10x cheaper for finite non-zero values; inf and NaN
-        // keep the reference's log2 semantics (fmax below drops a NaN exponent).
-        double eb = ab == 0.0 ? 0.0 : std::isfinite(ab) ? static_cast<double>(std::ilogb(ab)) : std::floor(std::log2(ab));
-        eb = std::fmax(eb, min_eb);
-        double scale = std::ldexp(1.0, static_cast<int>(exponent_num - eb));
+        // eb = max(floor(log2|b|), min_eb), scale = 2^(exponent_num - eb). For a normal finite b
+        // the exponent is read from the bits (exact, and far cheaper than log2/ldexp per element);
+        // zero, subnormals, inf and NaN keep the reference's log2 semantics (fmax drops a NaN).
+        std::uint64_t bits;
+        std::memcpy(&bits, &ab, sizeof bits);
+        int biased = static_cast<int>(bits >> 52);
+        double eb;
+        if (biased > 0 && biased < 0x7ff) eb = static_cast<double>(biased - 1023);
+        else eb = ab != 0.0 ? std::floor(std::log2(ab)) : 0.0;
+        eb = std::isnan(eb) || eb < min_eb ? min_eb : eb;  // std::fmax(eb, min_eb)
+        double k = exponent_num - eb;
+        double scale;
+        if (k >= -1022 && k <= 1023) {
+          std::uint64_t sb = static_cast<std::uint64_t>(static_cast<int>(k) + 1023) << 52;
+          std::memcpy(&scale, &sb, sizeof scale);
+        } else if (k >= -1100 && k <= 1100) {
+          scale = std::ldexp(1.0, static_cast<int>(k));  // subnormal scales
+        } else {
+          scale = k < 0 ? 0.0 : INFINITY;  // |b| = inf: 2^-inf
+        }
         if (f32_math) {
           double diff = round_to_float32(round_to_float32(out.device[i]) - round_to_float32(b));
           ulp[i] = std::fabs(round_to_float32(diff * scale));

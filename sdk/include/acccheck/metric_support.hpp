@@ -3,6 +3,7 @@
 // and the compare-stage cell parsing / inf-nan consistency rules.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -37,7 +38,27 @@ struct ElementError {
   double abs_bench, abs_err, rel_err;
   bool finite;
 };
-ElementError element_error(const ElementErrors& setup, double bench, double device);
+// Inline: it runs once per element of every output (millions per API).
+inline ElementError element_error(const ElementErrors& e, double b, double d) {
+  auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  ElementError x;
+  x.abs_bench = std::fabs(b);
+  double diff = d - b;
+  x.abs_err = std::fabs(e.float32_math ? f32(diff) : diff);
+  double denom = x.abs_bench + e.eps;
+  if (e.bench_kind != FloatKind::float64) denom = f32(denom);
+  x.rel_err = e.float32_math ? f32(x.abs_err / denom) : x.abs_err / denom;
+  // isfinite(B cast to D's numpy dtype): a benchmark value the device dtype cannot hold is inf.
+  bool b_finite;
+  switch (e.numpy_kind) {
+    case FloatKind::float32: b_finite = std::isfinite(static_cast<float>(b)); break;
+    case FloatKind::float16: b_finite = std::isfinite(b) && std::fabs(b) < 65520.0; break;
+    case FloatKind::bfloat16: b_finite = std::isfinite(round_to_bfloat16(b)); break;
+    default: b_finite = std::isfinite(b); break;
+  }
+  x.finite = std::isfinite(d) && b_finite;
+  return x;
+}
 
 // count(a & b) / count(b), 0 when b is empty.
 double ratio_within(const std::vector<char>& a, const std::vector<char>& b);
