@@ -1,5 +1,7 @@
 #include "acccheck/csv.hpp"
 
+#include <cstdio>
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -62,7 +64,11 @@ bool CsvReader::next(std::vector<std::string>& fields) {
   std::string* field = &begin_field();
   bool in_quotes = false, was_quoted = false;
   std::size_t quote_line = line_;
-  bool non_ascii = false;
+  bool special = false;  // a byte >= 0x7F or a control byte: checked after the record
+  auto is_special = [](char ch) {
+    auto u = static_cast<unsigned char>(ch);
+    return u >= 0x7f || (u < 0x20 && ch != '\n' && ch != '\r');
+  };
   while (true) {
     if (pos_ >= buf_.size() && !fill()) {
       if (in_quotes) throw CsvError(path_, quote_line, "unterminated quoted field (file truncated?)");
@@ -76,7 +82,7 @@ bool CsvReader::next(std::vector<std::string>& fields) {
       std::size_t stop = q == std::string::npos ? size : q;
       for (std::size_t i = pos_; i < stop; ++i) {
         if (data[i] == '\n') ++line_;
-        non_ascii |= static_cast<unsigned char>(data[i]) >= 0x80;
+        special |= is_special(data[i]);
       }
       field->append(data + pos_, stop - pos_);
       pos_ = stop;
@@ -96,7 +102,7 @@ bool CsvReader::next(std::vector<std::string>& fields) {
     while (i < size) {
       char c = data[i];
       if (c == ',' || c == '\r' || c == '\n' || c == '"') break;
-      non_ascii |= static_cast<unsigned char>(c) >= 0x80;
+      special |= is_special(c);
       ++i;
     }
     field->append(data + pos_, i - pos_);
@@ -123,11 +129,23 @@ bool CsvReader::next(std::vector<std::string>& fields) {
     }
   }
   fields.resize(nfields);
-  if (non_ascii) {
-    for (const auto& f : fields) {
+  if (special) {
+    for (std::size_t k = 0; k < fields.size(); ++k) {
+      const auto& f = fields[k];
       std::size_t bad = find_invalid_utf8(f);
       if (bad != std::string::npos)
         throw CsvError(path_, record_line_, "invalid UTF-8 (byte offset " + std::to_string(bad) + " in a field)");
+      // A control byte (NUL, ESC, ...) is never data in these files; a NUL would also end a cell
+      // early in tools that use C strings. Tab, CR and LF (inside quotes) are text.
+      for (std::size_t i = 0; i < f.size(); ++i) {
+        auto u = static_cast<unsigned char>(f[i]);
+        if ((u < 0x20 && u != '\t' && u != '\n' && u != '\r') || u == 0x7f) {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "0x%02X", u);
+          throw CsvError(path_, record_line_, std::string("control byte ") + hex + " in field " + std::to_string(k + 1) +
+                                                  " (byte offset " + std::to_string(i) + "); expected text");
+        }
+      }
     }
   }
   return true;

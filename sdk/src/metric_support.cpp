@@ -223,4 +223,31 @@ Consistency inf_nan_consistency(double x, double y) {
   return c;
 }
 
+std::string domain_violation(std::string_view column, double value, Domain domain) {
+  if (std::isnan(value)) return {};
+  bool ok = domain == Domain::rate ? value >= 0.0 && value <= 1.0 : value >= 0.0;
+  if (ok) return {};
+  return "ERROR: " + std::string(column) + " = " + python_float_repr(value) + " is impossible (expected " +
+         (domain == Domain::rate ? "a rate in [0, 1]" : "a value >= 0") + ")\n";
+}
+
+bool apply_domain_checks(const std::vector<DomainCheck>& checks, const std::vector<std::string_view>& status_columns,
+                         Judgement& j) {
+  std::string messages;
+  for (const auto& c : checks) {
+    std::string m = domain_violation(c.column, c.value, c.domain);
+    if (m.empty()) continue;
+    if (messages.empty()) j.deciding_metric = std::string(c.column);
+    messages += m;
+  }
+  if (messages.empty()) return false;
+  j.verdict = Verdict::error;
+  j.severity = INFINITY;
+  j.message = messages + j.message;
+  for (auto& [column, text] : j.cells)
+    for (auto s : status_columns)
+      if (column == s) text = "error";
+  return true;
+}
+
 }  // namespace acccheck::metric_support

@@ -104,6 +104,19 @@ TEST(CompareBadInput, InvalidUtf8) {
   expect_failure(c.run(), 3, c.npu + ": line 2: invalid UTF-8 (byte offset 3 in a field)", c);
 }
 
+// Issue 11, 1a: a NUL inside a GPU cell used to shift that row's columns by one, and an error
+// verdict (RMSE ratio 5000) became pass. Control bytes in any cell stop the run, naming the line.
+TEST(CompareBadInput, ControlBytesInACellAreRefusedNotShifted) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "5.0"));
+  write_file(c.gpu, std::string("\xEF\xBB\xBF") + kHeader +
+                        softmax_row("Functional.softmax.0.forward.output.0", std::string("0.0", 3) + std::string(1, '\0') + "01"));
+  expect_failure(c.run(), 3, c.gpu + ": line 2: control byte 0x00 in field 12 (byte offset 3); expected text", c);
+  Case e;
+  write_file(e.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001\x1b[31m"));
+  expect_failure(e.run(), 3, e.npu + ": line 2: control byte 0x1B in field 12 (byte offset 5); expected text", e);
+}
+
 TEST(CompareBadInput, DuplicateNpuRowNamesBothLines) {
   Case c;
   write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001") +

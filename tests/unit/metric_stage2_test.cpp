@@ -170,3 +170,48 @@ TEST(AccumulativeJudge, ErrorBalanceAgainstTheDtypeThreshold) {
   EXPECT_EQ(j.message, "ERROR: 误差均衡性超过阈值\n");
   EXPECT_EQ(judge("accumulative_error_compare", npu, MapRow{}, "torch.bfloat16").verdict, Verdict::pass);  // 2^-7
 }
+
+// Issue 11, 1b: values a metric cannot have were judged pass. Each is an error now, naming the
+// column and the value; NaN on both sides keeps the reference's deliberate pass (docs/compat.md).
+TEST(ImpossibleValues, BinaryErrorRateOutsideZeroOneIsAnError) {
+  for (const char* v : {"-1", "-inf", "-1e309", "1.5"}) {
+    auto j = judge("binary_consistency", MapRow{{"二进制一致错误率", v}}, MapRow{}, "torch.bool");
+    EXPECT_EQ(j.verdict, Verdict::error) << v;
+    EXPECT_EQ(cells(j)["二进制一致错误率判定结果"], "error") << v;
+    EXPECT_NE(j.message.find("ERROR: 二进制一致错误率 = "), std::string::npos) << j.message;
+    EXPECT_NE(j.message.find("is impossible (expected a rate in [0, 1])"), std::string::npos) << j.message;
+  }
+}
+
+TEST(ImpossibleValues, ThousandthRatioAboveOneIsAnError) {
+  for (const char* v : {"5", "inf"}) {
+    auto j = judge("thousandth_threshold", MapRow{{"双千指标", v}}, MapRow{}, "torch.float32");
+    EXPECT_EQ(j.verdict, Verdict::error) << v;
+    EXPECT_EQ(j.message, std::string("ERROR: 双千指标 = ") + (v == std::string("5") ? "5.0" : "Infinity") +
+                             " is impossible (expected a rate in [0, 1])\n");
+  }
+}
+
+TEST(ImpossibleValues, UlpNegativeProportionIsAnError) {
+  auto row = [](const char* mean, const char* p) { return MapRow{{"ULP误差平均值", mean}, {"ULP误差大于阈值占比", p}}; };
+  auto ratio_two = judge("ulp_compare", row("0.5", "-1"), row("0.5", "-0.5"), "torch.float16");
+  EXPECT_EQ(ratio_two.verdict, Verdict::error);
+  EXPECT_EQ(cells(ratio_two)["ULP误差判定结果"], "error");
+  auto both_neg_inf = judge("ulp_compare", row("0.5", "-inf"), row("0.5", "-inf"), "torch.float16");
+  EXPECT_EQ(both_neg_inf.verdict, Verdict::error);
+  EXPECT_NE(both_neg_inf.message.find("ULP误差大于阈值占比 = -Infinity is impossible"), std::string::npos);
+}
+
+TEST(ImpossibleValues, BenchmarkNegativeInfinityOnBothSidesIsAnErrorNanStaysAPass) {
+  auto neg = judge("benchmark", benchmark_row("0.1", "-inf", "0.1", "0.1", "0.1"),
+                   benchmark_row("0.1", "-inf", "0.1", "0.1", "0.1"), "torch.float16");
+  EXPECT_EQ(neg.verdict, Verdict::error);
+  EXPECT_EQ(cells(neg)["均方根误差判定结果"], "error");
+  EXPECT_NE(neg.message.find("ERROR: 均方根误差 = -Infinity is impossible (expected a value >= 0)"), std::string::npos);
+  auto nan = judge("benchmark", benchmark_row("0.1", "nan", "0.1", "0.1", "0.1"),
+                   benchmark_row("0.1", "nan", "0.1", "0.1", "0.1"), "torch.float16");
+  EXPECT_EQ(nan.verdict, Verdict::pass);  // the reference's rule: NaN on both sides is consistent
+  auto share = judge("benchmark", benchmark_row("2", "0.01", "0.1", "0.1", "0.1"),
+                     benchmark_row("2", "0.01", "0.1", "0.1", "0.1"), "torch.float16");
+  EXPECT_EQ(share.verdict, Verdict::error);  // a share of 2 (ratio 1) used to pass
+}

@@ -102,10 +102,17 @@ class BenchmarkStandard final : public MetricPlugin {
     const double minimum_err = settings_.number("minimum_err", dtype);
     Judgement j;
     std::string inf_nan_messages, error_messages;
+    std::vector<ms::DomainCheck> domains;
+    std::vector<std::string_view> statuses;
     for (std::size_t i = 0; i < 5; ++i) {
       const Metric& m = kMetrics[i];
       double x = ms::parse_cell(in.npu, m.details_column);
       double y = ms::parse_cell(in.gpu, m.details_column);
+      // 小值域错误占比 and 误差均衡性 are shares; RMSE and relative errors are >= 0.
+      ms::Domain d = i == 0 || i == 4 ? ms::Domain::rate : ms::Domain::non_negative;
+      domains.push_back({m.details_column, x, d});
+      domains.push_back({m.details_column, y, d});
+      statuses.push_back(m.status_column);
       auto c = ms::inf_nan_consistency(x, y);
       double ratio;
       if (c.nonfinite) {
@@ -128,6 +135,7 @@ class BenchmarkStandard final : public MetricPlugin {
       }
     }
     j.message = inf_nan_messages + error_messages;
+    ms::apply_domain_checks(domains, statuses, j);
     return j;
   }
 

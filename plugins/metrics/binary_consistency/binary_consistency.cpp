@@ -37,6 +37,7 @@ class BinaryConsistencyStandard final : public MetricPlugin {
       j.deciding_metric = kColumn;
       j.severity = 1.0 + rate;
     }
+    ms::apply_domain_checks({{kColumn, rate, ms::Domain::rate}}, {kStatusColumn}, j);
     return j;
   }
 

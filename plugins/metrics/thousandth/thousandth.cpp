@@ -42,6 +42,7 @@ class ThousandthStandard final : public MetricPlugin {
       j.deciding_metric = kColumn;
       j.severity = (1.0 - v) / (1.0 - pass_value_);  // share of bad elements over the share allowed
     }
+    ms::apply_domain_checks({{kColumn, v, ms::Domain::rate}}, {kStatusColumn}, j);
     return j;
   }
 

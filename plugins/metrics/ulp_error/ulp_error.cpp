@@ -95,11 +95,14 @@ class UlpStandard final : public MetricPlugin {
       j.verdict = ok ? Verdict::pass : Verdict::error;
       j.cells = {{kMean, " "}, {kProportion, ms::fixed14(p)}, {kRatio, " "}, {kStatus, ok ? "pass" : "error"}};
       if (!ok) j.message = kErrorMessage;
+      ms::apply_domain_checks({{kProportion, p, ms::Domain::rate}}, {kStatus}, j);
       return j;
     }
     double m = ms::parse_cell(in.npu, kMean);
     double gm = ms::parse_cell(in.gpu, kMean);
     double q = ms::parse_cell(in.gpu, kProportion);
+    const std::vector<ms::DomainCheck> domains = {{kMean, m, ms::Domain::non_negative}, {kMean, gm, ms::Domain::non_negative},
+                                                  {kProportion, p, ms::Domain::rate}, {kProportion, q, ms::Domain::rate}};
     bool consistent = true;
     if (!std::isfinite(m) || !std::isfinite(gm)) consistent = consistent && ms::inf_nan_consistency(m, gm).consistent;
     double ratio;
@@ -126,6 +129,7 @@ class UlpStandard final : public MetricPlugin {
       j.deciding_metric = kRatio;
       j.severity = consistent ? ratio : INFINITY;
     }
+    ms::apply_domain_checks(domains, {kStatus}, j);
     return j;
   }
 

@@ -86,6 +86,23 @@ std::string format_value(const MetricValue& v);
 // Python float() of a details cell; blank → UnjudgeableRow("ERROR: Input data is an empty string"),
 // not a number → UnjudgeableRow naming the column and the text.
 double parse_cell(const RowView& row, std::string_view column);
+// A stage-1 value the metric cannot have: a rate outside [0, 1], a negative error. Such a row must
+// never pass, whatever its ratio to the GPU's says (a hostile or corrupt file could otherwise turn
+// an error into a pass). Returns "ERROR: <column> = <value> is impossible (expected ...)\n", or ""
+// when the value is in its domain. NaN is left to the standard's own rules: the reference passes
+// NaN on both sides on purpose (docs/compat.md).
+enum class Domain { rate, non_negative };
+std::string domain_violation(std::string_view column, double value, Domain domain);
+// Applies the violations of `checks` (column, value, domain) to a judgement: error, the messages
+// first, every status cell listed in `status_columns` set to "error". Returns true if any.
+struct DomainCheck {
+  std::string_view column;
+  double value;
+  Domain domain;
+};
+bool apply_domain_checks(const std::vector<DomainCheck>& checks, const std::vector<std::string_view>& status_columns,
+                         Judgement& j);
+
 // "{:.14f}" as the reference writes its floats.
 std::string fixed14(double v);
 
