@@ -499,3 +499,44 @@ TEST_F(RunUt, KubernetesIndexedJobPicksItsShard) {
   EXPECT_GT(rows.size(), 1u);
   EXPECT_LT(rows.size(), 15u);  // a part of the 14 APIs, not all
 }
+
+TEST_F(RunUt, FilterApiDropsRepeatedCallsAndTheListsOfTheMsprobeConfigApply) {
+  TempDir dir;
+  auto t = [](const char* max) {
+    return std::string("{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4], \"Max\": ") + max +
+           ", \"Min\": -1.0, \"Mean\": 0.5, \"Norm\": 1.0, \"requires_grad\": false}";
+  };
+  // relu.1 repeats relu.0 except for Max (ignored by -f); relu.2 differs in Mean.
+  write_file(dir / "dump.json", "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {"
+                                "\"Torch.relu.0.forward\": {\"input_args\": [" + t("1.0") + "], \"input_kwargs\": {}},"
+                                "\"Torch.relu.1.forward\": {\"input_args\": [" + t("2.0") + "], \"input_kwargs\": {}},"
+                                "\"Torch.relu.2.forward\": {\"input_args\": [" + std::string("{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4], \"Max\": 1.0, \"Min\": -1.0, \"Mean\": 0.25, \"Norm\": 1.0, \"requires_grad\": false}") + "], \"input_kwargs\": {}},"
+                                "\"Torch.sigmoid.0.forward\": {\"input_args\": [" + t("1.0") + "], \"input_kwargs\": {}}}}");
+  auto f = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-f", "-o", dir / "f"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(column(records(result_csv(dir / "f")), 0),
+            (std::vector<std::string>{"API name", "Torch.relu.0", "Torch.relu.2", "Torch.sigmoid.0"}));
+  EXPECT_NE(f.out.find("-f: 1 repeated calls not replayed"), std::string::npos) << f.out;
+
+  write_file(dir / "config.json", "{\"task\": \"run_ut\", \"run_ut\": {\"white_list\": [\"relu\"], \"black_list\": []}}");
+  auto w = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-config", dir / "config.json", "-o", dir / "w"});
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  auto rows = records(result_csv(dir / "w"));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[4], (std::vector<std::string>{"Torch.sigmoid.0", "SKIP", "SKIP",
+                                               "API sigmoid in black list or not in white list. SKIP."}));
+  write_file(dir / "bad.json", "{\"run_ut\": {\"white_list\": \"relu\"}}");
+  auto b = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-config", dir / "bad.json", "-o", dir / "b"});
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_EQ(b.err, "acccheck run_ut: " + dir / "bad.json" + ": field 'run_ut.white_list': expected a list of API names\n");
+}
+
+TEST_F(RunUt, ProgressIsPlainLinesWithoutATerminalAndTheSummaryCountsStatuses) {
+  TempDir out;
+  auto r = run_ut({"-api_info", kStatsDump, "--device", "cpu", "-o", out.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("run_ut: 14/14 APIs done"), std::string::npos) << r.err;  // not a terminal: plain lines
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);
+  EXPECT_NE(r.out.find("run_ut summary:\n  forward    pass 14\n  backward   pass 6  none 8\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  result:  " + result_csv(out.path())), std::string::npos) << r.out;
+}
