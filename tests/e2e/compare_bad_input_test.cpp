@@ -117,6 +117,23 @@ TEST(CompareBadInput, ControlBytesInACellAreRefusedNotShifted) {
   expect_failure(e.run(), 3, e.npu + ": line 2: control byte 0x1B in field 12 (byte offset 5); expected text", e);
 }
 
+// Issue 11, 1d: a GPU file that matches no NPU row gave exit 0 and an all-SKIP result, silently.
+TEST(CompareBadInput, NothingComparedIsSaidLoudlyAndFailsTheGate) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.7.forward.output.0", "5.0"));
+  auto quiet = c.run();
+  EXPECT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.err, "acccheck compare: nothing was compared: none of the 1 NPU rows of " + c.npu + " has a row in " +
+                           c.gpu + " (another run's file?)\n");
+  Case g;
+  write_file(g.npu, std::string(kHeader) + softmax_row("Functional.softmax.7.forward.output.0", "5.0"));
+  write_file(g.gpu, std::string(kHeader));  // header only
+  auto gate = g.run({"--fail-on", "error"});
+  EXPECT_EQ(gate.exit_code, 1);
+  EXPECT_NE(gate.err.find("nothing was compared"), std::string::npos) << gate.err;
+  EXPECT_NE(gate.err.find("; --fail-on error: failing"), std::string::npos) << gate.err;
+}
+
 TEST(CompareBadInput, DuplicateNpuRowNamesBothLines) {
   Case c;
   write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "0.001") +

@@ -93,6 +93,12 @@ int run_compare(const po::variables_map& vm) {
   }
   summary.print(std::cout);
   std::cout << "  details: " << outputs.details_path << "\n  result:  " << outputs.result_path << "\n";
+  if (summary.nothing_compared()) {
+    std::cerr << "acccheck compare: nothing was compared: none of the " << summary.rows() << " NPU rows of "
+              << vm["npu"].as<std::string>() << " has a row in " << vm["gpu"].as<std::string>() << " (another run's file?)"
+              << (fail_on != "never" ? "; --fail-on " + fail_on + ": failing" : "") << "\n";
+    if (fail_on != "never") return kExitGateFailed;
+  }
   if (fail_on == "error" && summary.apis_with("error") > 0) return kExitGateFailed;
   if (fail_on == "warning" && (summary.apis_with("error") + summary.apis_with("Warning")) > 0) return kExitGateFailed;
   return kExitOk;

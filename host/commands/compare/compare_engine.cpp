@@ -273,6 +273,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
 
       if (!gpu.find(name, gpu_cells)) {
         message = kNoGpuRowMessage;  // the reference silently drops such rows (docs/compat.md a)
+        summary.count_unmatched_row();
         out[kResultCol] = "SKIP";
         out[kMessageCol] = message;
       } else if (blank(dtype) || selector_.unsupported_dtype(dtype) || (shape_idx && fields[*shape_idx] == "(0,)")) {

@@ -68,4 +68,11 @@ void CompareSummary::print(std::ostream& os) const {
   }
 }
 
+std::size_t CompareSummary::rows() const {
+  std::size_t n = 0;
+  for (const auto& [standard, counts] : by_standard_)
+    for (auto c : counts) n += c;
+  return n;
+}
+
 }  // namespace acccheck::host

@@ -20,7 +20,13 @@ class CompareSummary {
                const std::string& deciding_metric, double severity);
   void print(std::ostream& os) const;
 
+  void count_unmatched_row() { ++unmatched_rows_; }  // an NPU row with no GPU row
   std::size_t apis() const { return apis_; }
+  std::size_t rows() const;  // NPU rows seen
+  std::size_t unmatched_rows() const { return unmatched_rows_; }
+  // Nothing was compared: there were NPU rows and none had a GPU row (another run's file, a
+  // header-only file). compare says so loudly and --fail-on treats it as a failure.
+  bool nothing_compared() const { return rows() > 0 && unmatched_rows_ == rows(); }
   std::size_t apis_with(const std::string& verdict) const;  // forward or backward equals verdict
 
  private:
@@ -36,6 +42,7 @@ class CompareSummary {
   std::size_t apis_error_ = 0, apis_warning_ = 0, apis_skip_ = 0;
   std::vector<Worst> worst_;  // kept sorted, at most worst_limit_
   std::size_t error_rows_ = 0;
+  std::size_t unmatched_rows_ = 0;
 };
 
 }  // namespace acccheck::host
