@@ -42,6 +42,10 @@ Json parse_file(const std::string& path, detail::JsonBuilder& builder) {
   rapidjson::Reader reader;
   auto result = reader.Parse<detail::kDumpParseFlags>(stream, builder);
   if (result.IsError()) {
+    if (builder.too_deep())
+      throw std::runtime_error(path + ": offset " + std::to_string(result.Offset()) + ": nesting deeper than " +
+                               std::to_string(detail::kMaxJsonDepth) + " levels (expected at most " +
+                               std::to_string(detail::kMaxJsonDepth) + ")");
     std::string prefix = read_prefix(path, result.Offset() + 1);
     throw std::runtime_error(detail::describe_parse_error(path, prefix, result));
   }

@@ -139,8 +139,13 @@ Json parse_json(std::string_view text, std::string_view what_name) {
   rapidjson::MemoryStream ms(text.data(), text.size());
   rapidjson::Reader reader;
   auto result = reader.Parse<detail::kDumpParseFlags>(ms, builder);
-  if (result.IsError())
+  if (result.IsError()) {
+    if (builder.too_deep())
+      throw std::runtime_error(std::string(what_name) + ": offset " + std::to_string(result.Offset()) +
+                               ": nesting deeper than " + std::to_string(detail::kMaxJsonDepth) + " levels (expected at most " +
+                               std::to_string(detail::kMaxJsonDepth) + ")");
     throw std::runtime_error(detail::describe_parse_error(std::string(what_name), text, result));
+  }
   return builder.take();
 }
 

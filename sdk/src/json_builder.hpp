@@ -18,8 +18,11 @@ namespace acccheck::detail {
 
 // Real dumps contain bare NaN / Infinity / -Infinity (Python's json): accept them. Full-precision
 // number parsing so "0.1" is the correctly rounded double.
-constexpr unsigned kDumpParseFlags =
-    rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag | rapidjson::kParseStopWhenDoneFlag;
+// Iterative: the recursive parser overflowed the stack at 10,000 nesting levels (SIGSEGV).
+constexpr unsigned kDumpParseFlags = rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag |
+                                     rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseIterativeFlag;
+// Deeper documents are refused (msprobe itself writes at most 400 levels of containers).
+constexpr std::size_t kMaxJsonDepth = 512;
 
 class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonBuilder> {
  public:
@@ -45,6 +48,7 @@ class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonB
     return true;
   }
   bool StartObject() {
+    if (stack_.size() >= kMaxJsonDepth) return too_deep_ = true, false;
     stack_.push_back(Json::object());
     bool streaming = sink_ && stack_.size() == 2 && !keys_.empty() && keys_.back() == streamed_key_;
     if (streaming) {
@@ -55,6 +59,7 @@ class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonB
   }
   bool EndObject(rapidjson::SizeType) { return close(); }
   bool StartArray() {
+    if (stack_.size() >= kMaxJsonDepth) return too_deep_ = true, false;
     stack_.push_back(Json::array());
     keys_.emplace_back();  // placeholder so key bookkeeping stays aligned
     return true;
@@ -65,6 +70,7 @@ class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonB
   }
 
   Json take() { return std::move(root_); }
+  bool too_deep() const { return too_deep_; }
   std::size_t depth() const { return stack_.size(); }
 
  private:
@@ -100,6 +106,7 @@ class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonB
   std::string streamed_key_;
   MemberSink sink_;
   std::size_t streaming_depth_ = 0;
+  bool too_deep_ = false;
 };
 
 // "<file>: line L, column C: <RapidJSON message>"

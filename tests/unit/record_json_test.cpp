@@ -169,3 +169,21 @@ TEST(StackJson, ReadsBothLayoutsAndWritesTheDeduplicatedOne) {
   ASSERT_EQ(old.size(), 1u);
   EXPECT_EQ(old[0].first, "Functional.relu.0.forward");
 }
+
+// Issue 11, item 6: 10,000 nested lists overflowed the stack of the recursive parser (SIGSEGV).
+TEST(DumpJson, DeepNestingIsRefusedInOneLineNotACrash) {
+  TempDir d;
+  std::string deep = std::string(10000, '[') + std::string(10000, ']');
+  write_file(d / "dump.json", "{\"task\": \"statistics\", \"data\": {\"Torch.cat.0.forward\": {\"input_args\": " + deep +
+                                  ", \"input_kwargs\": {}}}}");
+  try {
+    read_dump_json(d / "dump.json", [](const DumpHeader&) {}, [](ApiRecord&&) {});
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), d / "dump.json" + ": offset 579: nesting deeper than 512 levels (expected at most 512)");
+  }
+  EXPECT_THROW(parse_json(deep, "job"), std::runtime_error);
+  // 400 levels, as msprobe may write, still parse.
+  std::string ok = std::string(400, '[') + std::string(400, ']');
+  EXPECT_NO_THROW(parse_json(ok, "job"));
+}
