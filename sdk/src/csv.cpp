@@ -200,4 +200,46 @@ std::vector<std::vector<std::string>> read_csv_records(const std::string& path) 
   return out;
 }
 
+namespace {
+bool formula_char_at(std::string_view s, std::size_t i) {
+  static constexpr std::string_view fullwidth[] = {"＋", "－", "＝", "％", "＠"};
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n')) ++i;
+  if (i >= s.size()) return false;
+  if (s[i] == '+' || s[i] == '-' || s[i] == '=' || s[i] == '%' || s[i] == '@') return true;
+  for (auto f : fullwidth)
+    if (s.substr(i, f.size()) == f) return true;
+  return false;
+}
+}  // namespace
+
+bool looks_like_csv_injection(std::string_view cell) {
+  if (formula_char_at(cell, 0)) return true;
+  for (std::size_t i = cell.find(';'); i != std::string_view::npos; i = cell.find(';', i + 1))
+    if (formula_char_at(cell, i + 1)) return true;
+  return false;
+}
+
+std::string guard_formula(std::string_view cell) {
+  return looks_like_csv_injection(cell) ? "'" + std::string(cell) : std::string(cell);
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace acccheck

@@ -165,6 +165,30 @@ TEST(CompareBadInput, FormulaInAnApiNameIsRefused) {
                  c);
 }
 
+// Issue 11, item 4: white space before the formula character no longer slips through, a Message
+// copied from the input gets the formula guard, and a name cannot forge a second log line.
+TEST(CompareBadInput, FormulaGuardCoversLeadingWhiteSpaceCopiedMessagesAndLogLines) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("\t=cmd|calc.0.forward.output.0", "0.001"));
+  expect_failure(c.run(), 3,
+                 c.npu + ": line 2: API Name '\\t=cmd|calc.0.forward.output.0' starts with a formula character "
+                         "(+ - = % @); refusing it (CSV injection)",
+                 c);
+  Case m;
+  write_file(m.npu, std::string(kHeader) + "Torch.sum.0.forward.output.0,torch.float64,torch.float64,\"(4,)\",1.0,0.0, , , , , , , , , , , , , , , ,pass,\" =HYPERLINK(\"\"http://x\"\")\"\r\n");
+  write_file(m.gpu, std::string(kHeader) + "Torch.sum.0.forward.output.0,torch.float64,torch.float64,\"(4,)\",1.0,0.0, , , , , , , , , , , , , , , ,pass,\r\n");
+  auto r = m.run();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(m.details().find("\"' =HYPERLINK(\"\"http://x\"\")\""), std::string::npos) << m.details();
+  Case d;
+  std::string forged = "\"Torch.a.0.forward.output.0\nacccheck compare: all pass\"";
+  write_file(d.npu, std::string(kHeader) + softmax_row(forged, "0.001") + softmax_row(forged, "0.001"));
+  auto dup = d.run();
+  EXPECT_EQ(dup.exit_code, 3);
+  EXPECT_EQ(std::count(dup.err.begin(), dup.err.end(), '\n'), 1) << dup.err;
+  EXPECT_NE(dup.err.find("Torch.a.0.forward.output.0\\nacccheck compare: all pass"), std::string::npos) << dup.err;
+}
+
 TEST(CompareBadInput, NonNumericMetricBecomesASkipRow) {
   Case c;
   write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "abc") +

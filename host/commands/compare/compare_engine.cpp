@@ -60,26 +60,6 @@ std::string aggregate(const std::vector<Verdict>& v) {
 
 bool blank(std::string_view s) { return s.empty() || is_python_space(s); }
 
-// Formula characters at the start of a cell (or after ';') are refused: the reference aborts on
-// them to prevent CSV injection into spreadsheet tools.
-// Same pattern as the reference's regex ^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@], without std::regex
-// (it would cost more than the whole judgement of a row).
-bool formula_char_at(const std::string& s, std::size_t i) {
-  static const char* fullwidth[] = {"＋", "－", "＝", "％", "＠"};
-  if (i >= s.size()) return false;
-  if (std::strchr("+-=%@", s[i]) != nullptr && s[i] != '\0') return true;
-  for (const char* f : fullwidth)
-    if (s.compare(i, std::strlen(f), f) == 0) return true;
-  return false;
-}
-
-bool looks_like_csv_injection(const std::string& name) {
-  if (formula_char_at(name, 0)) return true;
-  for (std::size_t i = name.find(';'); i != std::string::npos; i = name.find(';', i + 1))
-    if (formula_char_at(name, i + 1)) return true;
-  return false;
-}
-
 class ResultWriter {
  public:
   ResultWriter(const std::string& path, const std::vector<std::string>& header) : file_(path) {
@@ -232,7 +212,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
                          " (truncated or malformed row)");
       const std::string& name = fields[name_idx];
       if (looks_like_csv_injection(name))
-        throw InputError(in.npu_details + ": line " + std::to_string(line) + ": API Name '" + name +
+        throw InputError(in.npu_details + ": line " + std::to_string(line) + ": API Name '" + printable(name) +
                          "' starts with a formula character (+ - = % @); refusing it (CSV injection)");
       std::size_t earlier = 0;
       npu_lines.find_or_insert(hash_name(name), line, true, [&](std::uint64_t other_line) {
@@ -241,12 +221,16 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
         return true;
       });
       if (earlier)
-        throw InputError(in.npu_details + ": line " + std::to_string(line) + ": API Name '" + name +
+        throw InputError(in.npu_details + ": line " + std::to_string(line) + ": API Name '" + printable(name) +
                          "' already appears on line " + std::to_string(earlier) + " (each output row must be unique)");
       ++npu_rows;
 
       static const std::string kNoMessage;
-      const std::string& npu_message = message_idx ? fields[*message_idx] : kNoMessage;
+      // Copied into the output: guarded like any cell that came from an input (a copy only then).
+      const std::string& raw_message = message_idx ? fields[*message_idx] : kNoMessage;
+      std::string guarded_message;
+      if (looks_like_csv_injection(raw_message)) guarded_message = guard_formula(raw_message);
+      const std::string& npu_message = guarded_message.empty() ? raw_message : guarded_message;
       for (auto& cell : out) cell.assign(1, ' ');  // keeps each cell's buffer: no allocation per row
       out[0] = name;
       RowName rn = parse_row_name(name);
@@ -304,10 +288,10 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
           row_is_own_result = true;
         } catch (const std::exception& e) {
           throw PluginFailure("metric plugin '" + standard + "' failed on " + in.npu_details + " line " +
-                              std::to_string(line) + " (" + name + "): " + e.what());
+                              std::to_string(line) + " (" + printable(name) + "): " + e.what());
         } catch (...) {
           throw PluginFailure("metric plugin '" + standard + "' failed on " + in.npu_details + " line " +
-                              std::to_string(line) + " (" + name + ") with a non-standard exception");
+                              std::to_string(line) + " (" + printable(name) + ") with a non-standard exception");
         }
       }
       details->row(out);

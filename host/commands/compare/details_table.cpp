@@ -1,5 +1,7 @@
 #include "commands/compare/details_table.hpp"
 
+#include <acccheck/csv.hpp>
+
 #include <algorithm>
 #include <cstring>
 
@@ -106,7 +108,7 @@ void GpuIndex::load(const std::string& path, const std::vector<std::string>& ext
       const std::string& name = fields[name_idx];
       const std::uint32_t line = static_cast<std::uint32_t>(reader.record_line());
       if (const char* earlier = lookup(name))
-        throw InputError(path + ": line " + std::to_string(line) + ": API Name '" + name +
+        throw InputError(path + ": line " + std::to_string(line) + ": API Name '" + printable(name) +
                          "' already appears on line " + std::to_string(record_line(earlier)) +
                          " (each output row must be unique)");
       packed.assign(reinterpret_cast<const char*>(&line), sizeof line);

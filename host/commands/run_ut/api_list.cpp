@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <regex>
 #include <unordered_map>
 #include <unordered_set>
 
+#include <acccheck/csv.hpp>
 #include <acccheck/json.hpp>
 #include <acccheck/record.hpp>
 
@@ -96,13 +96,12 @@ ApiList read_api_list(const ApiListOptions& o) {
   std::unordered_set<std::string> white(o.white_list.begin(), o.white_list.end());
   std::unordered_set<std::string> black(o.black_list.begin(), o.black_list.end());
   black.insert(kAlwaysBlack.begin(), kAlwaysBlack.end());
-  static const std::regex injection("^[＋－＝％＠+\\-=%@]|;[＋－＝％＠+\\-=%@]");
   std::unordered_map<std::string, std::unordered_set<std::string>> seen_signatures;
   for (auto& fwd : forwards) {
     ApiJob job;
     job.api = fwd.api;
-    if (std::regex_search(fwd.api, injection)) {
-      list.errors.push_back((o.dump_json.empty() ? o.legacy_forward : o.dump_json) + ": entry '" + fwd.api +
+    if (looks_like_csv_injection(fwd.api)) {
+      list.errors.push_back((o.dump_json.empty() ? o.legacy_forward : o.dump_json) + ": entry '" + printable(fwd.api) +
                             "': name looks like a spreadsheet formula (CSV injection); entry left out");
       continue;
     }

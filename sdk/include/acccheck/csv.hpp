@@ -55,6 +55,17 @@ void append_csv_field(std::string& out, std::string_view field);
 
 inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 
+// A cell a spreadsheet would run as a formula: a formula character (+ - = % @, or their
+// full-width forms) at its start or after ';', leading white space (space, tab, CR, LF) skipped —
+// the reference's pattern ^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@], hardened.
+bool looks_like_csv_injection(std::string_view cell);
+// The cell as written to an output CSV: a formula-looking cell copied from an input gets the
+// usual guard, a leading single quote, so no spreadsheet runs it.
+std::string guard_formula(std::string_view cell);
+// Text safe to put in one log/error line: line breaks, tabs, ESC and other control bytes become
+// \n, \r, \t, \xNN, so a name cannot forge a second line or colour the terminal.
+std::string printable(std::string_view text);
+
 // Validates UTF-8; returns the byte offset of the first invalid sequence or npos.
 std::size_t find_invalid_utf8(std::string_view s);
 
