@@ -4,11 +4,67 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <signal.h>
+
+#include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <cstring>
 #include <stdexcept>
 
 namespace acccheck {
+
+namespace {
+
+// Temporary paths of open outputs, for the signal handler (which may only unlink): fixed slots,
+// written under a mutex, read by the handler without one.
+constexpr int kSlots = 64;
+char g_temp_paths[kSlots][4096];
+std::atomic<bool> g_slot_used[kSlots];
+std::mutex g_slots_mutex;
+
+extern "C" void remove_temporaries_and_reraise(int sig) {
+  for (int i = 0; i < kSlots; ++i)
+    if (g_slot_used[i].load(std::memory_order_relaxed)) ::unlink(g_temp_paths[i]);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_signal_cleanup() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      ::sigaction(sig, nullptr, &old);
+      if (old.sa_handler != SIG_DFL) continue;  // the program handles it already: leave it
+      struct sigaction sa {};
+      sa.sa_handler = remove_temporaries_and_reraise;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+int register_temporary(const std::string& path) {
+  install_signal_cleanup();
+  if (path.size() >= sizeof g_temp_paths[0]) return -1;
+  std::lock_guard<std::mutex> lock(g_slots_mutex);
+  for (int i = 0; i < kSlots; ++i)
+    if (!g_slot_used[i].load()) {
+      std::memcpy(g_temp_paths[i], path.c_str(), path.size() + 1);
+      g_slot_used[i].store(true);
+      return i;
+    }
+  return -1;
+}
+
+void unregister_temporary(int slot) {
+  if (slot < 0) return;
+  std::lock_guard<std::mutex> lock(g_slots_mutex);
+  g_slot_used[slot].store(false);
+}
+
+}  // namespace
 
 void refuse_symlink_destination(const std::string& path) {
   struct stat st {};
@@ -25,12 +81,14 @@ AtomicOutputFile::AtomicOutputFile(std::string path, unsigned mode) : path_(std:
   fd_ = ::mkstemp(buf.data());
   if (fd_ < 0) throw std::runtime_error(path_ + ": cannot create output file: " + std::strerror(errno));
   temp_path_ = buf;
+  slot_ = register_temporary(temp_path_);
   ::fchmod(fd_, static_cast<mode_t>(mode));
 }
 
 AtomicOutputFile::~AtomicOutputFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+  unregister_temporary(slot_);
 }
 
 void AtomicOutputFile::write(std::string_view bytes) {
@@ -54,16 +112,31 @@ void AtomicOutputFile::flush() {
 }
 
 void AtomicOutputFile::commit() {
+  prepare();
+  publish();
+}
+
+void AtomicOutputFile::prepare() {
+  if (fd_ < 0) return;
   flush();
   // Data on disk before the rename makes it visible (metadata comes with the rename).
   if (::fdatasync(fd_) != 0 && errno != EINVAL)
     throw std::runtime_error(path_ + ": fdatasync failed: " + std::strerror(errno));
-  ::close(fd_);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw std::runtime_error(path_ + ": close failed: " + std::strerror(errno));
+  }
   fd_ = -1;
+}
+
+void AtomicOutputFile::publish() {
+  prepare();
   refuse_symlink_destination(path_);
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
     throw std::runtime_error(path_ + ": cannot move output into place: " + std::strerror(errno));
   committed_ = true;
+  unregister_temporary(slot_);
+  slot_ = -1;
 }
 
 }  // namespace acccheck

@@ -4,7 +4,15 @@ namespace acccheck::host {
 
 namespace {
 constexpr std::size_t kHandOffBytes = 1 << 20;
+
+[[noreturn]] void rethrow_as_write_error(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    throw WriteError(x.what());
+  }
 }
+}  // namespace
 
 BackgroundWriter::BackgroundWriter(std::string path) : file_(std::move(path)), thread_([this] { run(); }) {
   filling_.reserve(kHandOffBytes + 4096);
@@ -28,7 +36,7 @@ void BackgroundWriter::run() {
     try {
       file_.write(writing_);
       file_.flush();
-      if (commit_requested_) file_.commit();
+      if (commit_requested_) file_.prepare();  // fsync here; publish() renames once every file is ready
     } catch (...) {
       lock.lock();
       error_ = std::current_exception();
@@ -46,7 +54,7 @@ void BackgroundWriter::run() {
 void BackgroundWriter::hand_off() {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !has_work_; });
-  if (error_) std::rethrow_exception(error_);
+  if (error_) rethrow_as_write_error(error_);
   writing_.swap(filling_);
   has_work_ = true;
   changed_.notify_all();
@@ -61,7 +69,7 @@ void BackgroundWriter::start_commit() {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] { return !has_work_; });
-    if (error_) std::rethrow_exception(error_);
+    if (error_) rethrow_as_write_error(error_);
     commit_requested_ = true;  // read by the thread only after it sees the work below
   }
   hand_off();
@@ -70,7 +78,9 @@ void BackgroundWriter::start_commit() {
 void BackgroundWriter::finish_commit() {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !has_work_; });
-  if (error_) std::rethrow_exception(error_);
+  if (error_) rethrow_as_write_error(error_);
 }
+
+void BackgroundWriter::publish() { file_.publish(); }
 
 }  // namespace acccheck::host

@@ -3,6 +3,8 @@
 // atomic: the file appears under its name only on commit().
 #pragma once
 
+#include <stdexcept>
+
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -13,6 +15,12 @@
 #include <acccheck/output_file.hpp>
 
 namespace acccheck::host {
+
+// Writing or syncing failed (disk full, I/O error); what() names the file.
+class WriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class BackgroundWriter {
  public:
@@ -26,7 +34,8 @@ class BackgroundWriter {
   // bytes and the commit (fsync + rename) to the thread; finish_commit() waits and rethrows any
   // write error from the background thread.
   void start_commit();
-  void finish_commit();
+  void finish_commit();  // the file is prepared (synced), not yet visible
+  void publish();        // rename into place: call once every file of the set finished its commit
 
  private:
   void hand_off();  // waits until the writer is idle, gives it the filled buffer

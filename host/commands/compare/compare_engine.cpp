@@ -74,6 +74,7 @@ class ResultWriter {
   }
   void start_commit() { file_.start_commit(); }
   void finish_commit() { file_.finish_commit(); }
+  void publish() { file_.publish(); }
 
  private:
   BackgroundWriter file_;
@@ -319,6 +320,8 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
     emit_pending();
   } catch (const CsvError& e) {
     throw InputError(e.what());
+  } catch (const WriteError& e) {
+    throw OutputError(e.what());
   }
   spdlog::debug("judged {} NPU rows in {:.3f} s", npu_rows,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -328,6 +331,9 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
     results->start_commit();
     details->finish_commit();
     results->finish_commit();
+    // Both synced: only now do they appear, together (a full disk leaves neither).
+    details->publish();
+    results->publish();
   } catch (const std::exception& e) {
     throw OutputError(e.what());
   }

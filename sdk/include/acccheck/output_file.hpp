@@ -18,7 +18,12 @@ class AtomicOutputFile {
 
   void write(std::string_view bytes);
   void flush();  // push buffered bytes to the temporary file
-  void commit(); // flush, fsync, rename onto the final path
+  void commit(); // prepare() then publish()
+  // Outputs that belong together (a result file and its details file) appear together or not at
+  // all: prepare() every file (flush, fsync, close: where a full disk shows up), then publish()
+  // every file (rename into place). A failure before the first publish leaves no new file.
+  void prepare();
+  void publish();
   const std::string& path() const { return path_; }
 
  private:
@@ -26,7 +31,11 @@ class AtomicOutputFile {
   int fd_ = -1;
   std::string buffer_;
   bool committed_ = false;
+  int slot_ = -1;  // in the signal handler's list of temporaries
 };
+
+// SIGINT, SIGTERM and SIGHUP remove the temporary files of every AtomicOutputFile still open, then
+// the signal takes its default action (installed with the first AtomicOutputFile).
 
 // Throws "<path>: refusing to write through a symbolic link" when path is a symlink.
 void refuse_symlink_destination(const std::string& path);
