@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -52,7 +53,13 @@ std::string describe_exit(int status) {
 
 }  // namespace
 
-int run_probe_child(const std::vector<std::string>& files) {
+int run_probe_child(const std::vector<std::string>& args) {
+  std::vector<std::string> files = args;
+  if (args.size() == 1 && args[0] == "-") {
+    files.clear();
+    for (std::string line; std::getline(std::cin, line);)
+      if (!line.empty()) files.push_back(line);
+  }
   for (const auto& file : files) {
     std::cout << "probing\t" << clean(file) << std::endl;
     auto outcome = load_plugin_file(file, PluginKind::device);
@@ -83,14 +90,22 @@ std::vector<ProbeResult> probe_devices_in_child(const std::vector<std::string>& 
   std::error_code ec;
   const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   while (next < files.size()) {
-    int fds[2];
+    int fds[2], in[2];
     if (::pipe(fds) != 0) break;
+    if (::pipe(in) != 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      break;
+    }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::vector<std::string> args = {exe, "plugins", "--log-level", "off", "--probe-devices"};
-    args.insert(args.end(), files.begin() + static_cast<long>(next), files.end());
+    posix_spawn_file_actions_addclose(&actions, in[1]);
+    // The files go through the child's stdin, one per line: thousands of plugins in a folder
+    // would overflow an argument list (E2BIG).
+    std::vector<std::string> args = {exe, "plugins", "--log-level", "off", "--probe-devices", "-"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -98,6 +113,19 @@ std::vector<ProbeResult> probe_devices_in_child(const std::vector<std::string>& 
     int rc = ::posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     ::close(fds[1]);
+    ::close(in[0]);
+    if (rc == 0) {
+      std::string list;
+      for (std::size_t i = next; i < files.size(); ++i) list += clean(files[i]) + "\n";
+      // The child reads the whole list before it writes anything: no deadlock on full pipes.
+      for (std::size_t done = 0; done < list.size();) {
+        ssize_t n = ::write(in[1], list.data() + done, list.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+      }
+    }
+    ::close(in[1]);
     if (rc != 0) {
       ::close(fds[0]);
       for (; next < files.size(); ++next) results.push_back({files[next], false, "cannot start the probe process"});

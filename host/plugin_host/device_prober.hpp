@@ -20,6 +20,7 @@ std::vector<ProbeResult> probe_devices_in_child(const std::vector<std::string>& 
 
 // Child side: loads each file, configures it from its YAML, asks available(); prints one line per
 // step on stdout (flushed) so the parent knows which file was in progress if the child dies.
+// `files` = {"-"}: read the files from stdin, one per line (what the parent sends).
 int run_probe_child(const std::vector<std::string>& files);
 
 }  // namespace acccheck::host

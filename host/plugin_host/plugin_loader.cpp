@@ -1,6 +1,8 @@
 #include "plugin_host/plugin_loader.hpp"
 
 #include <boost/dll/shared_library.hpp>
+
+#include <dlfcn.h>
 #include <filesystem>
 #include <vector>
 
@@ -53,7 +55,14 @@ std::variant<LoadedPlugin, Refusal> load_plugin_file(const std::string& file,
   // RTLD_GLOBAL: a device plugin may register a PrivateUse1 backend whose symbols libtorch resolves.
   lib->load(real, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_global, load_error);
   if (load_error) {
+    // Boost.DLL's error code says little ("Bad file descriptor"); dlerror() says why ("file too
+    // short", "wrong ELF class", a missing dependency).
     std::string detail = load_error.message();
+    if (void* h = ::dlopen(real.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      ::dlclose(h);
+    } else if (const char* why = ::dlerror()) {
+      detail = why;
+    }
     return Refusal{file, "cannot load: " + detail};
   }
   keep_loaded->push_back(lib);

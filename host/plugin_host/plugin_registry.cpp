@@ -75,13 +75,24 @@ void PluginRegistry::load_one(const std::string& file, std::optional<PluginKind>
 
 FolderScan scan_plugin_folder(const std::string& dir) {
   FolderScan scan;
-  if (!fs::is_directory(dir)) {
+  std::error_code ec;
+  // Error-code forms throughout: a symlink loop or an unreadable folder is this folder's refusal,
+  // never the end of the command.
+  bool is_dir = fs::is_directory(dir, ec);
+  if (ec) {
+    scan.refusal = "cannot read plugin folder: " + ec.message();
+  } else if (!is_dir) {
     scan.refusal = "plugin folder does not exist";
   } else if (auto why = unsafe_folder_reason(dir)) {
     scan.refusal = "refused plugin folder: " + *why;
   } else {
-    for (const auto& entry : fs::directory_iterator(dir))
-      if (entry.path().extension() == ".so") scan.files.push_back(entry.path().string());
+    fs::directory_iterator it(dir, ec), end;
+    for (; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".so") scan.files.push_back(it->path().string());
+    if (ec) {
+      scan.files.clear();
+      scan.refusal = "cannot read plugin folder: " + ec.message();
+    }
     std::sort(scan.files.begin(), scan.files.end());
   }
   return scan;
@@ -99,7 +110,11 @@ void PluginRegistry::load(const PluginSearch& search, const std::set<PluginKind>
       if (kind ? kinds.count(*kind) != 0 : all_shared_objects) load_one(f, kind);
     }
   }
-  for (const auto& f : search.files) load_one(f, std::nullopt);
+  for (const auto& f : search.files) {
+    std::size_t before = refused_.size();
+    load_one(f, std::nullopt);
+    if (refused_.size() > before) explicit_refused_.push_back(refused_.back());
+  }
 }
 
 std::vector<std::pair<const LoadedPlugin*, MetricPlugin*>> PluginRegistry::metrics() const {

@@ -40,6 +40,9 @@ class PluginRegistry {
 
   const std::vector<LoadedPlugin>& loaded() const { return loaded_; }
   const std::vector<Refusal>& refused() const { return refused_; }
+  // Refusals of files named with --plugin: a plugin the user asked for by name must load, so
+  // commands treat these as fatal (a folder's plugins are optional).
+  const std::vector<Refusal>& explicit_refused() const { return explicit_refused_; }
 
   std::vector<std::pair<const LoadedPlugin*, MetricPlugin*>> metrics() const;
   std::vector<std::pair<const LoadedPlugin*, HookPlugin*>> hooks() const;
@@ -52,7 +55,7 @@ class PluginRegistry {
  private:
   void load_one(const std::string& file, std::optional<PluginKind> expected);
   std::vector<LoadedPlugin> loaded_;
-  std::vector<Refusal> refused_;
+  std::vector<Refusal> refused_, explicit_refused_;
   std::set<std::string> seen_real_files_;
 };
 

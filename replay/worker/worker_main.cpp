@@ -90,6 +90,7 @@ int main() {
   search.dirs = strings(config.find("plugin_dirs"));
   search.files = strings(config.find("plugin_files"));
   registry.load(search, {PluginKind::device, PluginKind::metric, PluginKind::hook});
+  if (!registry.explicit_refused().empty()) return fatal("--plugin " + registry.explicit_refused().front().line());
 
   replay::ReplayContext ctx;
   host::Standards standards;

@@ -8,6 +8,7 @@
 namespace fs = std::filesystem;
 using acccheck::test::run_acccheck;
 using acccheck::test::TempDir;
+using acccheck::test::write_file;
 
 TEST(CliE2E, PluginsListsEveryKind) {
   auto r = run_acccheck({"plugins", "-v"});
@@ -97,4 +98,54 @@ TEST(CliE2E, HelpAndVersion) {
   auto bad = run_acccheck({"compare", "--frobnicate"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "acccheck compare: unrecognised option '--frobnicate'\n");
+}
+
+// Issue 11, item 5: the plugin host under hostile folders and files.
+TEST(PluginHostHardening, ASymlinkLoopFolderIsRefusedInOneLineAndTheCommandGoesOn) {
+  TempDir dir;
+  fs::create_directory_symlink(dir / "loop", dir / "loop");
+  auto r = run_acccheck({"plugins", "--plugin-dir", dir / "loop"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(dir / "loop: cannot read plugin folder: Too many levels of symbolic links"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("ulp_compare"), std::string::npos);  // the built-in plugins still listed
+}
+
+TEST(PluginHostHardening, AFileTheLoaderCannotOpenGivesDlerrorsReason) {
+  TempDir dir;
+  std::string so = dir / "acccheck_metric_short.so";
+  write_file(so, "abc");
+  ::chmod(so.c_str(), 0644);
+  auto r = run_acccheck({"plugins", "--plugin-dir", dir.path()});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find(so + ": cannot load: " + so + ": file too short"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Bad file descriptor"), std::string::npos) << r.err;
+}
+
+TEST(PluginHostHardening, APluginNamedWithPluginThatFailsIsFatal) {
+  TempDir dir;
+  std::string so = dir / "acccheck_metric_short.so";
+  write_file(so, "abc");
+  ::chmod(so.c_str(), 0644);
+  write_file(dir / "n.csv", "x\r\n");
+  auto r = run_acccheck({"compare", "-npu", dir / "n.csv", "-gpu", dir / "n.csv", "--plugin", so, "-o", dir / "o"});
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_NE(r.err.find("acccheck compare: --plugin " + so + ": cannot load: "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "o"));
+}
+
+TEST(PluginHostHardening, ThousandsOfDevicePluginsDoNotOverflowTheProbersArguments) {
+  TempDir dir;
+  // 40,000 names of ~70 bytes: 2.8 MB, more than an argument list may hold (ARG_MAX, E2BIG).
+  const std::string pad(40, 'x');
+  for (int i = 0; i < 40000; ++i) {
+    std::string so = dir / ("acccheck_device_" + pad + std::to_string(i) + ".so");
+    write_file(so, "abc");
+    ::chmod(so.c_str(), 0644);
+  }
+  auto r = run_acccheck({"plugins", "--plugin-dir", dir.path()});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 40000) << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("acccheck_device_" + pad + "39999.so: cannot load: "), std::string::npos);
+  EXPECT_EQ(r.err.find("cannot start the probe process"), std::string::npos);
 }

@@ -54,6 +54,10 @@ int run_compare(const po::variables_map& vm) {
   PluginSearch search = plugin_search_from(vm);
   registry.load(search, {PluginKind::metric});
   for (const auto& r : registry.refused()) spdlog::warn("{}", r.line());
+  if (!registry.explicit_refused().empty()) {
+    for (const auto& r : registry.explicit_refused()) std::cerr << "acccheck compare: --plugin " << r.line() << "\n";
+    return kExitPlugin;
+  }
 
   Standards standards;
   try {
