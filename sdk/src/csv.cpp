@@ -13,6 +13,10 @@ CsvReader::CsvReader(std::string path) : path_(std::move(path)) {
   struct stat st {};
   if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     throw std::runtime_error(path_ + ": is a directory, expected a CSV file");
+  // Inputs are read more than once (duplicate names are re-read from their line) and must end: a
+  // pipe, a FIFO (which would block right here) or a device is refused before it is opened.
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw std::runtime_error(path_ + ": not a regular file (a pipe, FIFO or device), expected a CSV file; save it to a file first");
   file_ = std::fopen(path_.c_str(), "rb");
   if (!file_) throw std::runtime_error(path_ + ": cannot open: " + std::strerror(errno));
 }
@@ -65,6 +69,13 @@ bool CsvReader::next(std::vector<std::string>& fields) {
   bool in_quotes = false, was_quoted = false;
   std::size_t quote_line = line_;
   bool special = false;  // a byte >= 0x7F or a control byte: checked after the record
+  std::size_t record_bytes = 0;
+  // One record may not grow without bound (a file without line breaks, a corrupt quote).
+  auto check_record_size = [&](std::size_t n) {
+    if (n > kMaxRecordBytes)
+      throw CsvError(path_, record_line_, "a record longer than " + std::to_string(kMaxRecordBytes >> 20) +
+                                              " MiB (a missing line break or an unterminated quote?)");
+  };
   auto is_special = [](char ch) {
     auto u = static_cast<unsigned char>(ch);
     return u >= 0x7f || (u < 0x20 && ch != '\n' && ch != '\r');
@@ -85,8 +96,12 @@ bool CsvReader::next(std::vector<std::string>& fields) {
         special |= is_special(data[i]);
       }
       field->append(data + pos_, stop - pos_);
+      record_bytes += stop - pos_;
       pos_ = stop;
-      if (q == std::string::npos) continue;  // refill
+      if (q == std::string::npos) {
+        check_record_size(record_bytes);
+        continue;  // refill
+      }
       ++pos_;  // the quote
       if (pos_ >= buf_.size()) fill();
       if (pos_ < buf_.size() && buf_[pos_] == '"') {
@@ -106,8 +121,12 @@ bool CsvReader::next(std::vector<std::string>& fields) {
       ++i;
     }
     field->append(data + pos_, i - pos_);
+    record_bytes += i - pos_;
     pos_ = i;
-    if (i == size) continue;  // refill
+    if (i == size) {
+      check_record_size(record_bytes);
+      continue;  // refill
+    }
     char c = data[pos_++];
     if (c == '"') {
       if (field->empty() && !was_quoted) {

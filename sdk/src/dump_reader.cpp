@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "acccheck/record.hpp"
+
+#include <sys/stat.h>
 #include "json_builder.hpp"
 
 namespace acccheck {
@@ -21,6 +23,11 @@ struct FileCloser {
 };
 
 std::unique_ptr<std::FILE, FileCloser> open_for_reading(const std::string& path) {
+  // A pipe, FIFO or device is refused before it is opened (a FIFO would block, /dev/zero never ends).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw std::runtime_error(path + ": is a directory, expected a JSON file");
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw std::runtime_error(path + ": not a regular file (a pipe, FIFO or device), expected a JSON file; save it to a file first");
   std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   if (!f) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
   return f;

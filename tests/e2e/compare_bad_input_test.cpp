@@ -189,6 +189,31 @@ TEST(CompareBadInput, FormulaGuardCoversLeadingWhiteSpaceCopiedMessagesAndLogLin
   EXPECT_NE(dup.err.find("Torch.a.0.forward.output.0\\nacccheck compare: all pass"), std::string::npos) << dup.err;
 }
 
+// Issue 11, item 3: inputs that are not regular files. A pipe given as /dev/stdin missed duplicate
+// names (the file is read again from a line), a FIFO hung, /dev/zero grew to gigabytes.
+TEST(CompareBadInput, PipesFifosAndDevicesAreRefusedInOneLine) {
+  Case c;
+  ASSERT_EQ(::mkfifo((c.dir / "fifo").c_str(), 0600), 0);
+  auto fifo = run_acccheck({"compare", "-npu", c.dir / "fifo", "-gpu", c.gpu, "-o", c.out}, "timeout 20");
+  expect_failure(fifo, 3, c.dir / "fifo" +
+                              ": not a regular file (a pipe, FIFO or device), expected a CSV file; save it to a file first",
+                 c);
+  auto zero = run_acccheck({"compare", "-npu", "/dev/zero", "-gpu", c.gpu, "-o", c.out}, "timeout 20");
+  EXPECT_EQ(zero.exit_code, 3);
+  EXPECT_EQ(zero.err, "acccheck compare: /dev/zero: not a regular file (a pipe, FIFO or device), expected a CSV file; "
+                      "save it to a file first\n");
+  auto piped = run_acccheck({"compare", "-npu", "/dev/stdin", "-gpu", c.gpu, "-o", c.out}, "cat " + c.gpu + " |");
+  EXPECT_EQ(piped.exit_code, 3);
+  EXPECT_NE(piped.err.find("/dev/stdin: not a regular file"), std::string::npos) << piped.err;
+}
+
+TEST(CompareBadInput, ARecordWithoutEndIsCappedNamingTheFile) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + std::string(70u << 20, 'a'));
+  expect_failure(c.run(), 3, c.npu + ": line 2: a record longer than 64 MiB (a missing line break or an unterminated quote?)",
+                 c);
+}
+
 TEST(CompareBadInput, NonNumericMetricBecomesASkipRow) {
   Case c;
   write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "abc") +

@@ -24,6 +24,7 @@ class CsvError : public std::runtime_error {
 
 class CsvReader {
  public:
+  static constexpr std::size_t kMaxRecordBytes = std::size_t{64} << 20;
   // Throws "<path>: cannot open: <reason>" / "<path>: is a directory, expected a CSV file".
   explicit CsvReader(std::string path);
   ~CsvReader();
