@@ -1,5 +1,7 @@
 #include "cli/command_line.hpp"
 
+#include "cli/commands.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -63,7 +65,12 @@ po::parsed_options options_from_yaml(const std::string& file, const std::string&
     po::option opt;
     opt.string_key = key;
     if (value.IsSequence()) {
-      for (const auto& v : value) opt.value.push_back(v.as<std::string>());
+      for (const auto& v : value) {
+        if (!v.IsScalar())
+          throw std::runtime_error(file + ": " + where + "option '" + key + "': expected a list of values, found a nested " +
+                                   (v.IsMap() ? "mapping" : "list"));
+        opt.value.push_back(v.Scalar());
+      }
     } else if (value.IsScalar()) {
       std::string s = value.Scalar();
       const auto* d = desc.find_nothrow(key, false);
@@ -82,8 +89,22 @@ po::parsed_options options_from_yaml(const std::string& file, const std::string&
   for (const auto& kv : root) {
     std::string key = kv.first.as<std::string>();
     if (kv.second.IsMap()) {
-      if (key == command)
+      if (key == command) {
         for (const auto& inner : kv.second) add(inner.first.as<std::string>(), inner.second, "section '" + key + "': ");
+      } else if (desc.find_nothrow(key, false)) {
+        throw std::runtime_error(file + ": option '" + key + "' must be a value or a list, found a mapping");
+      } else {
+        // Another command's section is fine; anything else is a typo that would be ignored silently.
+        bool known = false;
+        std::string names;
+        for (const auto& c : all_commands()) {
+          known = known || c.name == key;
+          names += (names.empty() ? "" : ", ") + c.name;
+        }
+        if (!known)
+          throw std::runtime_error(file + ": unknown section '" + key + "' (expected an option of 'acccheck " + command +
+                                   "' or a command's section: " + names + ")");
+      }
       continue;
     }
     add(key, kv.second, "");

@@ -2,7 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <filesystem>
+
+#include <acccheck/number_format.hpp>
 
 #include "config/yaml_settings.hpp"
 
@@ -32,6 +35,67 @@ std::string shipped_standards_file(const PluginRegistry& registry, const PluginS
   return {};
 }
 
+// Every field of a standards file has a type and a range: a wrong one is refused naming the file
+// and the key, never taken as something else (a NaN threshold made a 5000x ratio pass; an order
+// that is not a list moved APIs to another standard).
+void validate_standards(const YAML::Node& root, const std::string& file) {
+  auto fail = [&](const std::string& key, const std::string& expected, const YAML::Node& n) {
+    std::string found = n.IsScalar() ? "'" + n.Scalar() + "'" : n.IsMap() ? "a mapping" : n.IsSequence() ? "a list" : "nothing";
+    throw StandardsError(file + ": line " + std::to_string(n.Mark().line + 1) + ": key '" + key + "': expected " +
+                         expected + ", found " + found);
+  };
+  auto strings = [&](const std::string& key, const YAML::Node& n) {
+    if (!n.IsSequence()) fail(key, "a list of names", n);
+    for (const auto& item : n)
+      if (!item.IsScalar()) fail(key, "a list of names", item);
+  };
+  auto finite_number = [&](const std::string& key, const YAML::Node& n) {
+    auto v = n.IsScalar() ? parse_python_float(n.Scalar()) : std::nullopt;
+    if (!v || !std::isfinite(*v)) fail(key, "a finite number", n);
+  };
+  if (!root || root.IsNull()) return;
+  if (!root.IsMap()) fail("<document>", "a mapping with selection, notes and standards", root);
+  for (const auto& top : root) {
+    const std::string key = top.first.as<std::string>();
+    const YAML::Node& v = top.second;
+    if (key == "selection") {
+      if (!v.IsMap()) fail(key, "a mapping", v);
+      for (const auto& kv : v) {
+        const std::string k = kv.first.as<std::string>();
+        const std::string path = "selection/" + k;
+        if (k == "order" || k == "float_dtypes" || k == "unsupported_dtypes") strings(path, kv.second);
+        else if (k == "default" || k == "fp8_output" || k == "fp8_input" || k == "non_float") {
+          if (!kv.second.IsScalar()) fail(path, "a standard id", kv.second);
+        } else {
+          fail(path, "one of order, default, fp8_output, fp8_input, non_float, float_dtypes, unsupported_dtypes", kv.first);
+        }
+      }
+    } else if (key == "notes") {
+      if (!v.IsMap()) fail(key, "a mapping of API names to text", v);
+      for (const auto& kv : v)
+        if (!kv.second.IsScalar()) fail("notes/" + kv.first.as<std::string>(), "a text", kv.second);
+    } else if (key == "standards") {
+      if (!v.IsMap()) fail(key, "a mapping of standard ids", v);
+      for (const auto& std_kv : v) {
+        const std::string id = std_kv.first.as<std::string>();
+        if (!std_kv.second.IsMap()) fail("standards/" + id, "a mapping of thresholds", std_kv.second);
+        for (const auto& kv : std_kv.second) {
+          const std::string path = "standards/" + id + "/" + kv.first.as<std::string>();
+          if (kv.first.as<std::string>() == "apis") {
+            strings(path, kv.second);
+          } else if (kv.second.IsMap()) {
+            for (const auto& d : kv.second) finite_number(path + "/" + d.first.as<std::string>(), d.second);
+          } else {
+            finite_number(path, kv.second);
+          }
+        }
+      }
+    } else {
+      fail(key, "selection, notes or standards", top.first);
+    }
+  }
+}
+
 YAML::Node merged_standards(const PluginRegistry& registry, const PluginSearch& search,
                             const std::optional<std::string>& user_file) {
   std::string shipped = shipped_standards_file(registry, search);
@@ -39,8 +103,10 @@ YAML::Node merged_standards(const PluginRegistry& registry, const PluginSearch& 
     throw StandardsError("standards.yaml not found in the plugin folders (" + std::to_string(search.dirs.size()) +
                          " searched)");
   YAML::Node standards = load_yaml_file(shipped);
+  validate_standards(standards, shipped);
   if (!user_file) return standards;
   YAML::Node user = load_yaml_file(*user_file);
+  validate_standards(user, *user_file);
   if (!(user["standards"] && user["standards"].IsMap())) return merge_yaml(standards, user);
   // A standard defined only by the user is tried before the built-in ones.
   YAML::Node order = YAML::Clone(standards["selection"]["order"]);

@@ -2,6 +2,8 @@
 // exit code, and no output file left behind — or the SKIP row the spec prescribes.
 #include <sys/stat.h>
 
+#include <chrono>
+
 #include <filesystem>
 
 #include "support/test_support.hpp"
@@ -309,4 +311,75 @@ TEST(CompareBadInput, MissingNpuOrGpuOptionIsAUsageError) {
   auto r = run_acccheck({"compare", "-npu", "x.csv"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "acccheck compare: both -npu FILE and -gpu FILE are required (see acccheck compare --help)\n");
+}
+
+// Issue 11, 1c: standards and config files that used to flip verdicts or be ignored silently.
+TEST(CompareBadSettings, StandardsFieldsAreTypedAndRanged) {
+  Case base;
+  write_file(base.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "5.0"));
+  struct Bad {
+    std::string yaml, expected;
+  };
+  const std::vector<Bad> cases = {
+      {"standards:\n  benchmark:\n    ratio_thresholds: {rmse: .nan}\n",
+       "line 3: key 'standards/benchmark/ratio_thresholds/rmse': expected a finite number, found '.nan'"},
+      {"standards:\n  benchmark:\n    ratio_thresholds: {rmse: inf}\n",
+       "line 3: key 'standards/benchmark/ratio_thresholds/rmse': expected a finite number, found 'inf'"},
+      {"selection:\n  order: benchmark\n", "line 2: key 'selection/order': expected a list of names, found 'benchmark'"},
+      {"standards:\n  benchmark:\n    small_value: 1\n    small_value: 2\n", "line 4: duplicate key 'small_value' (each key may appear once)"},
+      {"standard:\n  benchmark: {}\n", "line 1: key 'standard': expected selection, notes or standards, found 'standard'"},
+  };
+  for (const auto& b : cases) {
+    Case c;
+    write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "5.0"));
+    write_file(c.dir / "s.yaml", b.yaml);
+    auto r = c.run({"--standards", c.dir / "s.yaml"});
+    EXPECT_EQ(r.exit_code, 2) << b.yaml;
+    EXPECT_EQ(r.err, "acccheck compare: " + c.dir / "s.yaml" + ": " + b.expected + "\n") << b.yaml;
+    EXPECT_TRUE(files_in(c.out).empty());
+  }
+}
+
+TEST(CompareBadSettings, ConfigSectionsAndTypesAreChecked) {
+  Case c;
+  write_file(c.npu, std::string(kHeader) + softmax_row("Functional.softmax.0.forward.output.0", "5.0"));
+  write_file(c.dir / "typo.yaml", "comapre:\n  fail-on: error\n");
+  auto typo = c.run({"--config", c.dir / "typo.yaml"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find(c.dir / "typo.yaml" + ": unknown section 'comapre' (expected an option of 'acccheck compare' "
+                                               "or a command's section: dump, run_ut, merge, compare"),
+            std::string::npos)
+      << typo.err;
+  write_file(c.dir / "map.yaml", "fail-on: {a: b}\n");
+  auto map = c.run({"--config", c.dir / "map.yaml"});
+  EXPECT_EQ(map.exit_code, 2);
+  EXPECT_EQ(map.err, "acccheck compare: " + c.dir / "map.yaml" + ": option 'fail-on' must be a value or a list, found a mapping\n");
+  write_file(c.dir / "worst.yaml", "worst: -1\n");
+  auto worst = c.run({"--config", c.dir / "worst.yaml"});
+  EXPECT_EQ(worst.exit_code, 2);
+  EXPECT_EQ(worst.err, "acccheck compare: --worst: expected a whole number >= 0, found -1\n");
+  write_file(c.dir / "other.yaml", "run_ut:\n  timeout: 5\nworst: 3\n");  // another command's section is fine
+  EXPECT_EQ(c.run({"--config", c.dir / "other.yaml"}).exit_code, 0);
+}
+
+TEST(CompareBadSettings, AliasBombsAndDeepDocumentsAreRefusedQuickly) {
+  Case c;
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char n = 'b'; n <= 'j'; ++n) {
+    std::string prev(1, static_cast<char>(n - 1));
+    bomb += std::string(1, n) + ": &" + n + " [*" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
+            ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
+  }
+  write_file(c.dir / "bomb.yaml", "notes:\n  x: y\n" + bomb);
+  auto r = c.run({"--standards", c.dir / "bomb.yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("values once aliases are expanded (an alias bomb?)"), std::string::npos) << r.err;
+  write_file(c.dir / "deep.yaml", "notes: " + std::string(100000, '[') + std::string(100000, ']') + "\n");
+  auto d = c.run({"--standards", c.dir / "deep.yaml"});
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_EQ(d.err, "acccheck compare: " + c.dir / "deep.yaml" + ": line 1: nested deeper than 200 levels; expected a settings file\n");
+  write_file(c.dir / "dashes.yaml", "notes:\n" + [] { std::string s; for (int i = 0; i < 100000; ++i) s += "- "; return s; }() + "x\n");
+  auto dash = c.run({"--standards", c.dir / "dashes.yaml"});
+  EXPECT_EQ(dash.exit_code, 2);
+  EXPECT_NE(dash.err.find("nested deeper than 200 levels"), std::string::npos) << dash.err;
 }

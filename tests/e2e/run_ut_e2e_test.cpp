@@ -540,3 +540,12 @@ TEST_F(RunUt, ProgressIsPlainLinesWithoutATerminalAndTheSummaryCountsStatuses) {
   EXPECT_NE(r.out.find("run_ut summary:\n  forward    pass 14\n  backward   pass 6  none 8\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  result:  " + result_csv(out.path())), std::string::npos) << r.out;
 }
+
+TEST_F(RunUt, AFaultFileWithARepeatedKeyIsRefusedNamingTheFile) {
+  TempDir dir;
+  write_file(dir / "faults.yaml", "faults:\n  - op: \"aten::gelu\"\n    kind: crash\n    kind: bias\n");
+  auto r = run_ut({"-api_info", kStatsDump, "--device", "npu-sim", "--device-config", dir / "faults.yaml", "-o", dir / "o"});
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_EQ(r.err, "acccheck run_ut: " + dir / "faults.yaml" + ": line 4: duplicate key 'kind' (each key may appear once)\n");
+  EXPECT_FALSE(fs::exists(dir / "o/accuracy_checking_result_20260101000000.csv"));
+}

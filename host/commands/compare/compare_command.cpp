@@ -28,7 +28,7 @@ void add_compare_options(po::options_description& desc) {
        "YAML overriding the shipped standards.yaml: API lists, thresholds, selection order")
       ("fail-on", po::value<std::string>()->default_value("never"),
        "exit 1 when any API's verdict reaches this level: error, warning or never")
-      ("worst", po::value<std::size_t>()->default_value(10), "how many worst outputs the summary lists")
+      ("worst", po::value<long long>()->default_value(10), "how many worst outputs the summary lists")
       ("timestamp", po::value<std::string>(),
        "use this %Y%m%d%H%M%S stamp in the output file names instead of the current time");
 }
@@ -72,7 +72,12 @@ int run_compare(const po::variables_map& vm) {
   }
 
   CompareEngine engine(*standards.selector, standards.by_standard);
-  CompareSummary summary(vm["worst"].as<std::size_t>());
+  const long long worst = vm["worst"].as<long long>();
+  if (worst < 0) {
+    std::cerr << "acccheck compare: --worst: expected a whole number >= 0, found " << worst << "\n";
+    return kExitUsage;
+  }
+  CompareSummary summary(static_cast<std::size_t>(worst));
   std::string stamp;
   try {
     stamp = output_timestamp(vm.count("timestamp") ? std::optional(vm["timestamp"].as<std::string>()) : std::nullopt);

@@ -41,7 +41,7 @@ void add_run_ut_options(po::options_description& d) {
       ("device-id,d", po::value<std::vector<int>>()->multitoken(), "device ids, spread over the workers (msprobe: -d)")
       ("num-splits,n", po::value<int>()->default_value(1), "worker processes (msprobe: -n)")
       ("timeout", po::value<int>()->default_value(60), "seconds one API may run before it is recorded as error")
-      ("threads", po::value<unsigned>()->default_value(0),
+      ("threads", po::value<long long>()->default_value(0),
        "intra-op (OpenMP/BLAS) threads per worker; 0: cores / workers (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS win)")
       ("bench", po::value<std::string>()->default_value("raised"),
        "benchmark precision: raised (fp16/bf16 -> fp32, fp32 -> fp64) or float64 (every float input)")
@@ -52,7 +52,7 @@ void add_run_ut_options(po::options_description& d) {
       ("msprobe-config", po::value<std::string>(), "msprobe config.json; its run_ut section (msprobe: -config)")
       ("standards", po::value<std::string>(), "YAML overriding the shipped standards.yaml (as for compare)")
       ("shard", po::value<std::string>(), "replay shard K/N of the dump (also read from mpirun/srun/Job variables)")
-      ("shard-count", po::value<std::size_t>(), "shards of a Kubernetes Indexed Job (with JOB_COMPLETION_INDEX)")
+      ("shard-count", po::value<long long>(), "shards of a Kubernetes Indexed Job (with JOB_COMPLETION_INDEX)")
       ("list-unsupported", po::bool_switch(), "print every entry that cannot be replayed, and why; run nothing")
       ("timestamp", po::value<std::string>(), "use this %Y%m%d%H%M%S stamp in the output file names");
 }
@@ -161,6 +161,15 @@ int run_run_ut(const po::variables_map& vm) {
     return kExitUsage;
   }
   const bool list_only = vm["list-unsupported"].as<bool>();
+  // Unsigned options parse "-1" as a huge number: read signed, check the range.
+  if (vm["threads"].as<long long>() < 0 || vm["threads"].as<long long>() > 1024) {
+    std::cerr << me << ": --threads: expected 0..1024, found " << vm["threads"].as<long long>() << "\n";
+    return kExitUsage;
+  }
+  if (vm.count("shard-count") && vm["shard-count"].as<long long>() < 1) {
+    std::cerr << me << ": --shard-count: expected a whole number >= 1, found " << vm["shard-count"].as<long long>() << "\n";
+    return kExitUsage;
+  }
 
   // 1. What to run.
   ApiListOptions lo;
@@ -201,7 +210,8 @@ int run_run_ut(const po::variables_map& vm) {
   Shard shard;
   try {
     shard = select_shard(vm.count("shard") ? std::optional(vm["shard"].as<std::string>()) : std::nullopt,
-                         vm.count("shard-count") ? std::optional(vm["shard-count"].as<std::size_t>()) : std::nullopt);
+                         vm.count("shard-count") ? std::optional(static_cast<std::size_t>(vm["shard-count"].as<long long>()))
+                                                 : std::nullopt);
   } catch (const std::exception& e) {
     std::cerr << me << ": " << e.what() << "\n";
     return kExitUsage;
@@ -303,7 +313,7 @@ int run_run_ut(const po::variables_map& vm) {
       spec.executable = WorkerPool::find_executable();
       spec.config_line_for = config_for;
       spec.timeout = std::chrono::seconds(timeout);
-      unsigned threads = vm["threads"].as<unsigned>();
+      unsigned threads = static_cast<unsigned>(vm["threads"].as<long long>());
       spec.threads_per_worker =
           threads ? threads : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n_workers));
       try {

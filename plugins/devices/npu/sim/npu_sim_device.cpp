@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
+#include <set>
 
 #include <acccheck/device.hpp>
 
@@ -16,6 +17,13 @@ using namespace acccheck;
 // YAML → Settings (the host does the same for --device-config; the environment variable is read here).
 void flatten(const YAML::Node& node, const std::string& prefix, Settings& out) {
   if (node.IsMap()) {
+    std::set<std::string> keys;
+    for (const auto& kv : node) {
+      // A repeated key would silently replace the first (yaml-cpp keeps the last).
+      if (!keys.insert(kv.first.as<std::string>()).second)
+        throw std::runtime_error("line " + std::to_string(kv.first.Mark().line + 1) + ": duplicate key '" +
+                                 kv.first.as<std::string>() + "'");
+    }
     for (const auto& kv : node) flatten(kv.second, prefix.empty() ? kv.first.as<std::string>() : prefix + "/" + kv.first.as<std::string>(), out);
   } else if (node.IsSequence()) {
     std::size_t i = 0;
@@ -35,7 +43,7 @@ class NpuSimDevice final : public DevicePlugin {
       if (const char* file = std::getenv("ACCCHECK_NPUSIM_FAULTS"); file && *file) {
         try {
           flatten(YAML::LoadFile(file), "", s);
-        } catch (const YAML::Exception& e) {
+        } catch (const std::exception& e) {
           throw std::runtime_error(std::string(file) + " (ACCCHECK_NPUSIM_FAULTS): " + e.what());
         }
       }
