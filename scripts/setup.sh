@@ -13,6 +13,7 @@ packages=(
   time                                 # /usr/bin/time for the bench scripts
   python3-torch                        # Debian's PyTorch for /usr/bin/python3: .pt interoperability tests
   openmpi-bin                          # mpirun: the run_ut shard test under OpenMPI
+  clang-14 libfuzzer-14-dev            # the libFuzzer harnesses (bench/fuzz.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

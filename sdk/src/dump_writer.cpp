@@ -140,7 +140,9 @@ void write_stack_json(const std::string& path, const StackMap& stacks) {
   // De-duplicated layout: identical stacks share one group, groups numbered in first-use order.
   Json top = Json::object();
   std::vector<std::pair<std::vector<std::string>, Json>> groups;  // stack → names
-  for (const auto& [entry, lines] : stacks) {
+  for (const auto& item : stacks) {
+    const std::string& entry = item.first;
+    const std::vector<std::string>& lines = item.second;  // not a structured binding: lambdas capture it (C++17)
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == lines; });
     if (it == groups.end()) {
       groups.emplace_back(lines, Json::array());

@@ -22,7 +22,8 @@ namespace acccheck::host {
 
 namespace {
 
-std::string header_line(const auto& columns) {
+template <typename Columns>
+std::string header_line(const Columns& columns) {
   std::string out(kUtf8Bom);
   append_csv_record(out, std::vector<std::string>(columns.begin(), columns.end()));
   return out;

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer harness (fuzz/) for SECONDS, seeded from tests/fixtures and the spec vectors.
+# Usage: bench/fuzz.sh TARGET SECONDS     TARGET: dump_json legacy_dump settings_yaml compare run_ut_dump | all
+# Builds the torch-free parts with clang-14, ASan, UBSan and libFuzzer into build-fuzz/ (once).
+# Prints one line per target: execs, corpus size, and "no findings" or the crash file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:?usage: bench/fuzz.sh TARGET SECONDS}
+seconds=${2:?usage: bench/fuzz.sh TARGET SECONDS}
+build=${ACCCHECK_FUZZ_BUILD:-build-fuzz}
+if [ ! -f "$build/build.ninja" ]; then
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DACCCHECK_WITH_TORCH=OFF -DACCCHECK_BUILD_TESTS=OFF -DACCCHECK_BUILD_BENCH=OFF \
+    -DACCCHECK_FUZZ=ON -DACCCHECK_SANITIZE="address;undefined" >/dev/null
+fi
+cmake --build "$build" -j2 >/dev/null
+
+seeds_for() {
+  case $1 in
+    dump_json|run_ut_dump) find tests/fixtures -name 'dump.json' ;;
+    legacy_dump) find tests/fixtures -name 'dump.json' | head -2 ;;
+    settings_yaml) find plugins examples tests/fixtures -name '*.yaml' ;;
+    compare) find tests/fixtures/vectors -name 'accuracy_checking_details_*.csv' ;;
+  esac
+}
+
+run_one() {
+  local t=$1
+  local corpus="$build/corpus/$t" seeds="$build/seeds/$t" artifacts="$build/findings/$t/"
+  rm -rf "$artifacts"
+  mkdir -p "$corpus" "$seeds" "$artifacts"
+  seeds_for "$t" | while read -r f; do cp "$f" "$seeds/$(echo "$f" | tr '/' '_')"; done
+  local log="$build/findings/$t.log"
+  set +e
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scripts/ubsan-suppressions.txt" ASAN_OPTIONS=detect_leaks=1 \
+    "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=262144 \
+    -artifact_prefix="$artifacts" "$corpus" "$seeds" >"$log" 2>&1
+  local rc=$?
+  set -e
+  local execs
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  [ -n "$execs" ] || execs=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#')
+  local findings
+  findings=$(ls "$artifacts" 2>/dev/null | head -3 | tr '\n' ' ')
+  if [ $rc -eq 0 ] && [ -z "$findings" ]; then
+    echo "fuzz $t: ${seconds}s, ${execs:-?} execs, corpus $(ls "$corpus" | wc -l) files, no findings"
+  else
+    echo "fuzz $t: ${seconds}s, FINDING (exit $rc): ${findings:-see $log}"
+    tail -30 "$log" >&2
+    return 1
+  fi
+}
+
+if [ "$target" = all ]; then
+  status=0
+  for t in dump_json legacy_dump settings_yaml compare run_ut_dump; do run_one "$t" || status=1; done
+  exit $status
+fi
+run_one "$target"

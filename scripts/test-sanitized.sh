@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite again under AddressSanitizer + UndefinedBehaviorSanitizer, LibTorch-linked
+# tests included (build-asan/). LibTorch itself is not instrumented; leak checking is on for the
+# torch-free suites and off where LibTorch's own process-lifetime allocations would be reported.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCCHECK_SANITIZE="address;undefined" \
+  -DACCCHECK_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j2
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scripts/ubsan-suppressions.txt"
+# handle_segv=0: the crash tests (npu-sim's `crash` fault) expect the worker to die of SIGSEGV, as it
+# does without ASan, instead of ASan's report and exit code.
+torch_free='^(Number|Float|Csv|RecordJson|DumpJson|Cli|StandardSelector|Metric|Stage1|RunUtVerdict|Benchmark|Absolute|Binary|Ulp|Thousandth|Accumulative|ImpossibleValues|PluginLoader|Loader|Compare|PluginHost)'
+ASAN_OPTIONS=detect_leaks=1:handle_segv=0 ctest --test-dir build-asan -j2 --output-on-failure -R "$torch_free"
+ASAN_OPTIONS=detect_leaks=0:handle_segv=0 ctest --test-dir build-asan -j2 --output-on-failure -E "$torch_free"
