@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer harness (fuzz/) for SECONDS, seeded from tests/fixtures and the spec vectors.
-# Usage: bench/fuzz.sh TARGET SECONDS     TARGET: dump_json legacy_dump settings_yaml compare run_ut_dump | all
+# Usage: bench/fuzz.sh TARGET SECONDS     TARGET: dump_json legacy_dump settings_yaml compare run_ut_dump tensor_pt | all
 # Builds the torch-free parts with clang-14, ASan, UBSan and libFuzzer into build-fuzz/ (once).
 # Prints one line per target: execs, corpus size, and "no findings" or the crash file.
 set -euo pipefail
@@ -21,6 +21,7 @@ seeds_for() {
     legacy_dump) find tests/fixtures -name 'dump.json' | head -2 ;;
     settings_yaml) find plugins examples tests/fixtures -name '*.yaml' ;;
     compare) find tests/fixtures/vectors -name 'accuracy_checking_details_*.csv' ;;
+    tensor_pt) find tests/fixtures/vectors/msprobe-dump-mlp-tensor/dump_tensor_data -name '*.pt' | head -8 ;;
   esac
 }
 
@@ -31,9 +32,15 @@ run_one() {
   mkdir -p "$corpus" "$seeds" "$artifacts"
   seeds_for "$t" | while read -r f; do cp "$f" "$seeds/$(echo "$f" | tr '/' '_')"; done
   local log="$build/findings/$t.log"
+  # LibTorch 1.13's zip reader leaks ~450 bytes on each malformed .pt (miniz buffers on its error
+  # path, inside libtorch_cpu): not acccheck's to fix, so leaks are not checked for that target.
+  # Its unpickler also trusts declared lengths (a 4 GB string for a bogus BINUNICODE): such an
+  # allocation is bad_alloc in the worker, not a crash, so the malloc limit is raised for it.
+  local leaks=1 limits=(-rss_limit_mb=2048)
+  [ "$t" = tensor_pt ] && leaks=0 && limits=(-rss_limit_mb=6144 -malloc_limit_mb=16384)
   set +e
-  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scripts/ubsan-suppressions.txt" ASAN_OPTIONS=detect_leaks=1 \
-    "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=262144 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scripts/ubsan-suppressions.txt" ASAN_OPTIONS=detect_leaks=$leaks \
+    "$build/fuzz/fuzz_$t" -max_total_time="$seconds" "${limits[@]}" -timeout=10 -max_len=262144 \
     -artifact_prefix="$artifacts" "$corpus" "$seeds" >"$log" 2>&1
   local rc=$?
   set -e
@@ -54,6 +61,8 @@ run_one() {
 if [ "$target" = all ]; then
   status=0
   for t in dump_json legacy_dump settings_yaml compare run_ut_dump; do run_one "$t" || status=1; done
+  # tensor_pt is run on its own (bench/fuzz.sh tensor_pt N): its open findings are LibTorch's
+  # (fuzz/README.md), which would fail every run.
   exit $status
 fi
 run_one "$target"

@@ -69,10 +69,91 @@ InputGenerator::InputGenerator(const std::string& entry_name, std::string real_d
     : real_data_dir(std::move(real_dir)), short_api(std::move(api)),
       generator(at::make_generator<at::CPUGeneratorImpl>(entry_seed(entry_name))) {}
 
+namespace {
+
+std::uint32_t le32(const std::vector<char>& b, std::size_t at) {
+  return static_cast<std::uint32_t>(static_cast<unsigned char>(b[at])) |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 1])) << 8 |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 2])) << 16 |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 3])) << 24;
+}
+std::uint16_t le16(const std::vector<char>& b, std::size_t at) {
+  return static_cast<std::uint16_t>(static_cast<unsigned char>(b[at]) | static_cast<unsigned char>(b[at + 1]) << 8);
+}
+
+std::uint64_t le64(const std::vector<char>& b, std::size_t at) {
+  return static_cast<std::uint64_t>(le32(b, at)) | static_cast<std::uint64_t>(le32(b, at + 4)) << 32;
+}
+
+// The structure of the zip container a .pt file is (torch.save writes zip64 records), checked
+// before LibTorch reads it: LibTorch 1.13's zip reader (miniz) reads out of bounds on some
+// malformed directories (found by fuzz_tensor_pt), so a corrupt tensor file would crash the
+// worker instead of being reported. Returns why the bytes are not a well-formed zip, or "".
+std::string zip_structure_problem(const std::vector<char>& b) {
+  const std::uint64_t n = b.size();
+  if (n < 22) return "too short for a zip archive";
+  std::size_t eocd = std::string::npos;
+  for (std::size_t i = static_cast<std::size_t>(n - 22) + 1; i-- > (n > 65557 ? n - 65557 : 0);)
+    if (le32(b, i) == 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  if (eocd == std::string::npos) return "no zip end-of-central-directory record";
+  std::uint64_t entries = le16(b, eocd + 10), cd_size = le32(b, eocd + 12), cd_offset = le32(b, eocd + 16);
+  std::uint64_t cd_limit = eocd;
+  if (eocd >= 20 && le32(b, eocd - 20) == 0x07064b50) {  // zip64 locator → zip64 end record
+    const std::uint64_t z = le64(b, eocd - 20 + 8);
+    if (z + 56 > eocd - 20 || le32(b, static_cast<std::size_t>(z)) != 0x06064b50) return "broken zip64 end record";
+    entries = le64(b, static_cast<std::size_t>(z) + 32);
+    cd_size = le64(b, static_cast<std::size_t>(z) + 40);
+    cd_offset = le64(b, static_cast<std::size_t>(z) + 48);
+    cd_limit = z;
+  }
+  if (cd_offset > cd_limit || cd_size > cd_limit - cd_offset) return "central directory outside the file";
+  if (entries > cd_size / 46) return "more entries than the central directory can hold";
+  std::uint64_t at = cd_offset;
+  const std::uint64_t cd_end = cd_offset + cd_size;
+  for (std::uint64_t e = 0; e < entries; ++e) {
+    if (at + 46 > cd_end || le32(b, static_cast<std::size_t>(at)) != 0x02014b50)
+      return "central directory entry " + std::to_string(e) + " is malformed";
+    const std::size_t h = static_cast<std::size_t>(at);
+    std::uint64_t compressed = le32(b, h + 20), uncompressed = le32(b, h + 24), local = le32(b, h + 42);
+    const std::uint16_t name_len = le16(b, h + 28), extra_len = le16(b, h + 30), comment_len = le16(b, h + 32);
+    if (at + 46 + name_len + extra_len + comment_len > cd_end) return "central directory entry " + std::to_string(e) + " overruns it";
+    // zip64 extra field (id 1): the 64-bit values of the fields set to 0xffffffff, in order.
+    for (std::uint64_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
+      const std::uint16_t id = le16(b, static_cast<std::size_t>(x)), len = le16(b, static_cast<std::size_t>(x) + 2);
+      if (x + 4 + len > at + 46 + name_len + extra_len) return "entry " + std::to_string(e) + " has a broken extra field";
+      if (id == 1) {
+        std::uint64_t p = x + 4, end = x + 4 + len;
+        auto take = [&](std::uint64_t& field) {
+          if (field != 0xffffffffu) return true;
+          if (p + 8 > end) return false;
+          field = le64(b, static_cast<std::size_t>(p));
+          p += 8;
+          return true;
+        };
+        if (!take(uncompressed) || !take(compressed) || !take(local)) return "entry " + std::to_string(e) + " has a broken zip64 field";
+      }
+      x += 4 + len;
+    }
+    if (local > cd_offset || cd_offset - local < 30 || le32(b, static_cast<std::size_t>(local)) != 0x04034b50)
+      return "entry " + std::to_string(e) + " points outside the file";
+    const std::uint64_t data = local + 30 + le16(b, static_cast<std::size_t>(local) + 26) + le16(b, static_cast<std::size_t>(local) + 28);
+    if (data > cd_offset || compressed > cd_offset - data) return "entry " + std::to_string(e) + "'s data lies outside the file";
+    at += 46u + name_len + extra_len + comment_len;
+  }
+  return "";
+}
+
+}  // namespace
+
 at::Tensor load_tensor_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open the tensor file");
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (std::string why = zip_structure_problem(bytes); !why.empty())
+    throw std::runtime_error(path + ": not a tensor file written by torch.save (" + why + ")");
   c10::IValue v;
   try {
     v = torch::jit::pickle_load(bytes);
