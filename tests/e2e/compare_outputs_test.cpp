@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "support/test_support.hpp"
+#include "verdict/details_columns.hpp"
 
 extern char** environ;
 
@@ -24,14 +25,15 @@ using acccheck::test::write_file;
 
 namespace {
 
-const char* kHeader =
-    "API Name,Bench Dtype,DEVICE Dtype,Shape,余弦相似度,最大绝对误差,双百指标,双千指标,双万指标,二进制一致错误率,"
-    "误差均衡性,均方根误差,小值域错误占比,相对误差最大值,相对误差平均值,inf/nan错误率,相对误差错误率,绝对误差错误率,"
-    "ULP误差最大值,ULP误差平均值,ULP误差大于阈值占比,Status,Message\r\n";
+std::string header_line() {
+  std::string h;
+  for (auto c : acccheck::replay::kDetailsColumns) h += (h.empty() ? "" : ",") + std::string(c);
+  return h + "\r\n";
+}
 
 // n benchmark-standard APIs.
 std::string details_file(std::size_t n) {
-  std::string s = kHeader;
+  std::string s = header_line();
   for (std::size_t i = 0; i < n; ++i)
     s += "Functional.softmax." + std::to_string(i) +
          ".forward.output.0,torch.float32,torch.float16,\"(4, 4)\",0.99999,0.0001, , , , ,0.01,0.001,0.0,0.01,0.001, , , , , , ,pass,\r\n";
