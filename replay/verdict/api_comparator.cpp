@@ -200,7 +200,6 @@ ApiResult compare_api(const ApiOutputs& in, const MetricContext& metrics) {
       return v.kind == OutputValue::Kind::seq ? v.items : std::vector<OutputValue>{v};
     };
     std::vector<OutputValue> bench = as_list(in.bench), device = as_list(in.device);
-    if (in.bench.kind == OutputValue::Kind::seq && in.device.kind != OutputValue::Kind::seq) device = {in.device};
     add_rows(in.api + ".forward.output.", short_api, bench, device, in.fp8_input, metrics, r.rows);
     r.forward_status = aggregate(r.rows, 0);
     std::size_t first_backward = r.rows.size();
