@@ -549,3 +549,28 @@ TEST_F(RunUt, AFaultFileWithARepeatedKeyIsRefusedNamingTheFile) {
   EXPECT_EQ(r.err, "acccheck run_ut: " + dir / "faults.yaml" + ": line 4: duplicate key 'kind' (each key may appear once)\n");
   EXPECT_FALSE(fs::exists(dir / "o/accuracy_checking_result_20260101000000.csv"));
 }
+
+// acccheck's own dumps name the dispatcher operator and overload (key "acccheck_op"): replayed
+// as exactly that operator, whatever the entry's name says.
+TEST_F(RunUt, EntriesNamingTheirDispatcherOperatorCallItDirectly) {
+  TempDir dir;
+  auto t = [](const char* shape) {
+    return std::string("{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": ") + shape +
+           ", \"Max\": 1.0, \"Min\": -1.0, \"requires_grad\": false}";
+  };
+  write_file(dir / "dump.json",
+             "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {"
+             "\"Aten.addmm.0.forward\": {\"input_args\": [" + t("[4]") + ", " + t("[3, 5]") + ", " + t("[5, 4]") +
+             "], \"input_kwargs\": {\"beta\": {\"type\": \"float\", \"value\": 0.5}}, "
+             "\"acccheck_op\": {\"name\": \"aten::addmm\", \"overload\": \"\"}},"
+             "\"Aten.add.0.forward\": {\"input_args\": [" + t("[3]") + ", {\"type\": \"float\", \"value\": 2.0}], "
+             "\"input_kwargs\": {}, \"acccheck_op\": {\"name\": \"aten::add\", \"overload\": \"Scalar\"}}}}");
+  auto r = run_ut({"-api_info", dir / "dump.json", "--device", "npu-sim", "-o", dir / "o"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = records(result_csv(dir / "o"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"Aten.addmm.0", "pass", " "}));
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"Aten.add.0", "pass", " "}));
+  auto details = records(details_csv(dir / "o"));
+  EXPECT_EQ(details[1][3], "(3, 4)");  // addmm's output shape: the operator really ran
+}
