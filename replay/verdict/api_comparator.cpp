@@ -154,14 +154,15 @@ std::string dropout_status(const OutputValue& b, const OutputValue& d) {
   return diff < 0.1 ? "pass" : "error";
 }
 
-void add_rows(const std::string& prefix, const std::string& short_api, const std::vector<OutputValue>& bench,
-              const std::vector<OutputValue>& device, bool fp8_input, const MetricContext& metrics,
+// Rows for the pairs (bench[i], device[i]); views, not copies: outputs can hold millions of values.
+void add_rows(const std::string& prefix, const std::string& short_api, const std::vector<const OutputValue*>& bench,
+              const std::vector<const OutputValue*>& device, bool fp8_input, const MetricContext& metrics,
               std::vector<DetailsRow>& rows) {
   if (bench.size() > device.size()) throw std::runtime_error("list index out of range");
   for (std::size_t i = 0; i < bench.size(); ++i) {
     DetailsRow row;
     row.name() = prefix + std::to_string(i);
-    compare_element(short_api, bench[i], device[i], fp8_input, metrics, row);
+    compare_element(short_api, *bench[i], *device[i], fp8_input, metrics, row);
     rows.push_back(std::move(row));
   }
 }
@@ -197,9 +198,19 @@ ApiResult compare_api(const ApiOutputs& in, const MetricContext& metrics) {
   std::string short_api = short_api_name(in.api);
   try {
     auto as_list = [](const OutputValue& v) {
-      return v.kind == OutputValue::Kind::seq ? v.items : std::vector<OutputValue>{v};
+      std::vector<const OutputValue*> l;
+      if (v.kind == OutputValue::Kind::seq)
+        for (const auto& item : v.items) l.push_back(&item);
+      else
+        l.push_back(&v);
+      return l;
     };
-    std::vector<OutputValue> bench = as_list(in.bench), device = as_list(in.device);
+    auto grads = [](const std::vector<OutputValue>& v) {
+      std::vector<const OutputValue*> l;
+      for (const auto& item : v) l.push_back(&item);
+      return l;
+    };
+    std::vector<const OutputValue*> bench = as_list(in.bench), device = as_list(in.device);
     add_rows(in.api + ".forward.output.", short_api, bench, device, in.fp8_input, metrics, r.rows);
     r.forward_status = aggregate(r.rows, 0);
     std::size_t first_backward = r.rows.size();
@@ -212,7 +223,8 @@ ApiResult compare_api(const ApiOutputs& in, const MetricContext& metrics) {
       r.backward_status = "SKIP";
       r.message = in.backward_message;
     } else if (!in.bench_grads.empty() && !in.device_grads.empty()) {
-      add_rows(in.api + ".backward.output.", short_api, in.bench_grads, in.device_grads, in.fp8_input, metrics, r.rows);
+      add_rows(in.api + ".backward.output.", short_api, grads(in.bench_grads), grads(in.device_grads), in.fp8_input,
+               metrics, r.rows);
       r.backward_status = aggregate(r.rows, first_backward);
     }
   } catch (const std::exception& e) {

@@ -43,8 +43,7 @@ std::uint64_t tensor_elements(const Argument& a) {
 }
 
 // -f (run-ut.md §2 step 4): top-level dict arguments without Max/Min, plus the kwargs.
-std::string duplicate_signature(const ApiRecord& r) {
-  Json body = record_to_json(r);
+std::string duplicate_signature(const Json& body) {
   std::string sig;
   if (const Json* args = body.find("input_args"); args && args->is_array())
     for (const auto& a : args->items()) {
@@ -118,9 +117,11 @@ ApiList read_api_list(const ApiListOptions& o) {
     } else if (black.count(name) || (!white.empty() && !white.count(name))) {
       job.skip_message = "API " + name + " in black list or not in white list. SKIP.";
     }
+    // The entry as JSON once: for the -f signature and for the job a worker receives.
+    const Json body = job.skip_message.empty() ? record_to_json(fwd) : Json();
     if (o.filter_duplicates && job.skip_message.empty()) {
       std::string base = fwd.api.substr(0, fwd.api.rfind('.'));
-      if (!seen_signatures[base].insert(duplicate_signature(fwd)).second) {
+      if (!seen_signatures[base].insert(duplicate_signature(body)).second) {
         ++list.dropped_duplicates;
         continue;
       }
@@ -128,7 +129,7 @@ ApiList read_api_list(const ApiListOptions& o) {
     for (const auto& a : fwd.args) job.cost += tensor_elements(a);
     for (const auto& kw : fwd.kwargs) job.cost += tensor_elements(kw.second);
     if (job.skip_message.empty()) {
-      job.forward_json = to_json_text(record_to_json(fwd));
+      job.forward_json = to_json_text(body);
       if (auto it = backwards.find(fwd.api); it != backwards.end()) job.backward_json = to_json_text(record_to_json(it->second));
     }
     list.jobs.push_back(std::move(job));
