@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0            # LibTorch 1.13 (CPU); OpenBLAS instead of the reference BLAS
   libboost-dev libboost-program-options-dev
+  libboost-stacktrace-dev              # dump: symbolising C++ call stacks (stack.json)
   libyaml-cpp-dev libspdlog-dev rapidjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   time                                 # /usr/bin/time for the bench scripts

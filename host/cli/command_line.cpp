@@ -129,7 +129,7 @@ po::variables_map parse_command(const CommandSpec& spec, const po::options_descr
                     .style(po::command_line_style::unix_style)
                     .run();
   po::store(parsed, vm);
-  if (vm.count("config")) {
+  if (vm.count("config") && !spec.own_config) {
     // Stored after the command line: po::store never overwrites, so the command line wins.
     po::store(options_from_yaml(vm["config"].as<std::string>(), spec.name, desc), vm);
   }

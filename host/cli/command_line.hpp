@@ -24,6 +24,8 @@ struct CommandSpec {
   std::function<int(const po::variables_map&)> run;
   std::string not_available;
   std::string usage_tail;  // e.g. "-- PROGRAM [ARGS...]"
+  // true: --config is the command's own file format (dump's YAML), not a list of option values.
+  bool own_config = false;
 };
 
 // Rewrites msprobe spellings (exact token, or "-flag=value") into long options.

@@ -9,6 +9,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/logging.hpp"
 #include "commands/compare/compare_command.hpp"
+#include "commands/dump/dump_command.hpp"
 #include "commands/plugins/plugins_command.hpp"
 #include "commands/run_ut/run_ut_command.hpp"
 #include "plugin_host/plugin_registry.hpp"
@@ -25,13 +26,6 @@ PluginSearch plugin_search_from(const po::variables_map& vm) {
 }
 
 namespace {
-
-void add_dump_options(po::options_description& d) {
-  d.add_options()
-      ("dump-path", po::value<std::string>(), "output root of the dump (step<N>/rank<R>/dump.json)")
-      ("task", po::value<std::string>()->default_value("statistics"), "statistics or tensor")
-      ("step", po::value<std::vector<int>>()->multitoken(), "steps to dump (default: all)");
-}
 
 const std::vector<std::pair<std::string, std::string>> kRunUtSpellings = {
     {"-api_info", "--api-info"}, {"--api_info_file", "--api-info"}, {"--out_path", "--out"},
@@ -63,12 +57,15 @@ int not_available(const CommandSpec& spec) {
   return kExitUsage;
 }
 
+// `dump` also needs the program after `--`: run_main calls run_dump with it.
+int run_dump_placeholder(const po::variables_map&) { return kExitInternal; }
+
 }  // namespace
 
 const std::vector<CommandSpec>& all_commands() {
   static const std::vector<CommandSpec> commands = {
       {"dump", "capture every operator call of a LibTorch program (SDK or `dump -- PROG`)", add_dump_options,
-       {}, nullptr, "the capture engine is delivered by the dump issue", "[-- PROGRAM [ARGS...]]"},
+       {}, run_dump_placeholder, "", "[-- PROGRAM [ARGS...] | --model FILE.pt | --repair DIR]", true},
       {"run_ut", "replay captured calls on a device and on the CPU benchmark; write per-API metrics",
        add_run_ut_options, kRunUtSpellings, run_run_ut, "", ""},
       {"merge", "join the run_ut outputs of shards (--shard, mpirun, srun) into one pair of CSVs",
@@ -127,6 +124,7 @@ int run_main(int argc, char** argv) {
   }
   if (!spec.run) return not_available(spec);
   try {
+    if (spec.name == "dump") return run_dump(vm, passthrough);
     return spec.run(vm);
   } catch (const std::exception& e) {
     std::cerr << "acccheck " << spec.name << ": internal error: " << e.what() << "\n";

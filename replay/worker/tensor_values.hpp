@@ -9,14 +9,10 @@
 #include <optional>
 #include <string>
 
+#include "common/torch_dtypes.hpp"
 #include "verdict/output_value.hpp"
 
 namespace acccheck::replay {
-
-// "torch.float16" ↔ at::kHalf (also "torch.float", "torch.half", "torch.long", ...).
-std::optional<c10::ScalarType> scalar_type_of(const std::string& torch_dtype);
-std::string torch_dtype_name(c10::ScalarType t);
-bool is_float_type(c10::ScalarType t);
 
 // Moves device tensors to the CPU with `to_cpu` and widens them to double.
 OutputValue output_value_of(const c10::IValue& v, const std::function<at::Tensor(const at::Tensor&)>& to_cpu);

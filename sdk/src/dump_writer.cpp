@@ -136,7 +136,7 @@ void write_legacy_dump(const std::string& forward_path, const std::string& backw
   if (!backward_path.empty()) write_compact_object(backward_path, backward);
 }
 
-void write_stack_json(const std::string& path, const StackMap& stacks) {
+std::string stack_json_text(const StackMap& stacks) {
   // De-duplicated layout: identical stacks share one group, groups numbered in first-use order.
   Json top = Json::object();
   std::vector<std::pair<std::vector<std::string>, Json>> groups;  // stack → names
@@ -159,8 +159,12 @@ void write_stack_json(const std::string& path, const StackMap& stacks) {
     pair.push_back(l);
     top.add(std::to_string(n++), pair);
   }
+  return to_json_text(top, 1);
+}
+
+void write_stack_json(const std::string& path, const StackMap& stacks) {
   AtomicOutputFile file(path, 0640);
-  file.write(to_json_text(top, 1));
+  file.write(stack_json_text(stacks));
   file.commit();
 }
 

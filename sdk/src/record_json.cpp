@@ -289,6 +289,27 @@ ApiRecord record_from_json(const std::string& key, const Json& body, const std::
   if (const Json* op = body.find("acccheck_op"); op && op->is_object()) {
     if (const Json* n = op->find("name"); n && n->is_string()) r.op_name = n->as_string();
     if (const Json* o = op->find("overload"); o && o->is_string()) r.op_overload = o->as_string();
+  } else if (op && op->is_string()) {
+    // "aten::add_.Tensor(self, other)": operator, overload, names of input_args.
+    const std::string& text = op->as_string();
+    std::size_t paren = text.find('(');
+    std::string full = text.substr(0, paren);
+    std::size_t ns = full.find("::");
+    std::size_t dot = full.find('.', ns == std::string::npos ? 0 : ns + 2);
+    r.op_name = full.substr(0, dot);
+    if (dot != std::string::npos) r.op_overload = full.substr(dot + 1);
+    if (paren != std::string::npos) {
+      std::size_t close = text.find(')', paren);
+      if (close == std::string::npos) throw RecordError(file, key, "acccheck_op", "'op.overload(arg, ...)'");
+      std::string inner = text.substr(paren + 1, close - paren - 1);
+      for (std::size_t b = 0; b < inner.size();) {
+        std::size_t e = inner.find(", ", b);
+        r.arg_names.push_back(inner.substr(b, e == std::string::npos ? std::string::npos : e - b));
+        b = e == std::string::npos ? inner.size() : e + 2;
+      }
+    }
+  } else if (op) {
+    throw RecordError(file, key, "acccheck_op", "a string 'op.overload(arg, ...)' or {\"name\", \"overload\"}");
   }
   return r;
 }
@@ -312,10 +333,14 @@ Json record_to_json(const ApiRecord& r) {
     fields.emplace_back("output", list(r.grad_outputs));
   }
   if (!r.op_name.empty()) {
-    Json op = Json::object();
-    op.add("name", Json::string(r.op_name));
-    op.add("overload", Json::string(r.op_overload));
-    fields.emplace_back("acccheck_op", op);
+    // One line: "aten::add_.Tensor(self, other)" — the operator, its overload, the names of input_args.
+    std::string op = r.op_name + (r.op_overload.empty() ? "" : "." + r.op_overload);
+    if (r.direction == Direction::forward) {
+      op += "(";
+      for (std::size_t i = 0; i < r.arg_names.size(); ++i) op += (i ? ", " : "") + r.arg_names[i];
+      op += ")";
+    }
+    fields.emplace_back("acccheck_op", Json::string(op));
   }
   for (const auto& m : r.extra.members()) fields.push_back(m);
   // Keys in the order they were read, then any new ones in the default order.

@@ -42,3 +42,23 @@ TEST(OutOfTreeExamples, CustomMetricPluginBuildsAndJudges) {
   EXPECT_NE(details.find("Torch.matmul.0.forward.output.0, , , , , , , , , , , , , , , , , , ,70.00000000000000"),
             std::string::npos);
 }
+
+TEST(OutOfTreeExamples, SdkTrainingDumpsAndReplays) {
+  if (!ACCCHECK_TORCH_BUILD) GTEST_SKIP() << "built without LibTorch: no dump SDK";
+  TempDir dir;
+  std::string build = acccheck::test::build_example("sdk_training", dir);
+  std::string cmd = acccheck::test::shell_quote(build + "/train_with_sdk") + " " + acccheck::test::shell_quote(dir / "dump") +
+                    " > " + acccheck::test::shell_quote(dir / "log") + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir / "log");
+  EXPECT_NE(read_file(dir / "log").find("acccheck dump: 14 entries in 2 steps written to"), std::string::npos)
+      << read_file(dir / "log");
+  // Per step: matmul, sigmoid, mse_loss, the ones_like that seeds backward, and three backward entries.
+  EXPECT_FALSE(fs::exists(dir / "dump/step0"));
+  std::string json = dir / "dump/step1/rank/dump.json";
+  std::string text = read_file(json);
+  for (const char* e : {"Aten.matmul.0.forward", "Aten.sigmoid.0.forward", "Aten.mse_loss.0.forward",
+                        "Aten.sigmoid.0.backward", "Aten.matmul.0.backward"})
+    EXPECT_NE(text.find(std::string("\"") + e + "\""), std::string::npos) << e << "\n" << text.substr(0, 3000);
+  auto r = run_acccheck({"run_ut", "-api_info", json, "--device", "cpu", "-o", dir / "out"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}

@@ -27,8 +27,7 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-namespace {
-std::string quote(const std::string& s) {
+std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
     if (c == '\'') q += "'\\''";
@@ -36,6 +35,9 @@ std::string quote(const std::string& s) {
   }
   return q + "'";
 }
+
+namespace {
+std::string quote(const std::string& s) { return shell_quote(s); }
 }  // namespace
 
 RunResult run_acccheck(const std::vector<std::string>& args, const std::string& env) {

@@ -33,6 +33,7 @@ struct RunResult {
 RunResult run_acccheck(const std::vector<std::string>& args, const std::string& env = "");
 
 std::string read_file(const std::string& path);
+std::string shell_quote(const std::string& s);  // 'text' for /bin/sh
 void write_file(const std::string& path, const std::string& content);
 std::vector<std::string> files_in(const std::string& dir);
 std::string fixture(const std::string& relative);  // tests/fixtures/<relative>

@@ -112,8 +112,12 @@ ApiList read_api_list(const ApiListOptions& o) {
     auto seg = segments(fwd.api);
     std::string prefix = seg.front();
     std::string name = seg.size() == 3 ? seg[1] : seg.size() == 4 ? seg[1] + "." + seg[2] : "";
+    const Json* replayable = fwd.extra.is_object() ? fwd.extra.find("acccheck_replayable") : nullptr;
     if (prefix == "Distributed" || prefix == "MindSpeed" || name.empty()) {
       job.skip_message = "API " + fwd.api + " not support for run ut. SKIP.";
+    } else if (replayable && replayable->is_bool() && !replayable->as_bool()) {
+      // acccheck's own dumps: the hook plugin that recorded it says it cannot run as a unit test.
+      job.skip_message = "API " + fwd.api + " is recorded but not replayable (hook plugin). SKIP.";
     } else if (black.count(name) || (!white.empty() && !white.count(name))) {
       job.skip_message = "API " + name + " in black list or not in white list. SKIP.";
     }

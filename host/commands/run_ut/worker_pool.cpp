@@ -1,5 +1,7 @@
 #include "commands/run_ut/worker_pool.hpp"
 
+#include "cli/companion_files.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -78,11 +80,7 @@ std::optional<std::string> take_line(std::string& buffer) {
 
 std::string WorkerPool::find_executable() {
   if (const char* e = std::getenv("ACCCHECK_REPLAY_WORKER"); e && *e) return e;
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  for (fs::path p : {self / "libexec/acccheck/acccheck-replay", self / "../libexec/acccheck/acccheck-replay"})
-    if (fs::exists(p, ec)) return fs::weakly_canonical(p, ec).string();
-  return {};
+  return find_companion({"libexec/acccheck/acccheck-replay", "../libexec/acccheck/acccheck-replay"});
 }
 
 WorkerPool::WorkerPool(WorkerSpec spec, std::size_t n) : spec_(std::move(spec)), workers_(n) {

@@ -92,6 +92,9 @@ struct ApiRecord {
   // does not model are kept in `extra`.
   std::vector<std::string> key_order;
   Json extra = Json::object();
+  // acccheck's own dumps: the schema names of `args` (written with op_name in "acccheck_op").
+  // Last member on purpose: the fields above keep their place for plugins built earlier.
+  std::vector<std::string> arg_names;
 
   std::string entry_name() const { return api + (direction == Direction::forward ? ".forward" : ".backward"); }
 };
@@ -164,11 +167,44 @@ class DumpJsonWriter {
   Impl* impl_;
 };
 
+// The dump engine's writer: dump.json is written under its final name as entries come, one
+// write(2) per entry, so a program that crashes or calls _exit leaves every entry before the one in
+// flight; finish() closes the braces. repair_dump_json() finishes a file the writer never finished.
+// Opening refuses a symbolic link (O_NOFOLLOW). Throws std::runtime_error "<path>: <reason>".
+class StreamingDumpJsonWriter {
+ public:
+  StreamingDumpJsonWriter(std::string path, const DumpHeader& header);
+  ~StreamingDumpJsonWriter();  // closes without finishing: the file stays repairable
+  StreamingDumpJsonWriter(const StreamingDumpJsonWriter&) = delete;
+  StreamingDumpJsonWriter& operator=(const StreamingDumpJsonWriter&) = delete;
+  void write(const ApiRecord& record);
+  void finish();
+  std::size_t entries() const { return entries_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void write_all(const std::string& bytes);
+  std::string path_;
+  int fd_ = -1;
+  std::size_t entries_ = 0;
+};
+
+// Outcome of repair_dump_json on one file.
+struct DumpRepair {
+  bool was_unfinished = false;  // false: the file was complete and left untouched
+  std::size_t entries = 0;      // complete entries the file holds now
+  std::size_t dropped_bytes = 0;  // bytes of the entry that was in flight, removed
+};
+// Finishes a dump.json that StreamingDumpJsonWriter left unfinished: cuts the entry that was being
+// written, closes the braces. Throws "<path>: <reason>" for a file that is not such a dump.
+DumpRepair repair_dump_json(const std::string& path);
+
 // stack.json in the current de-duplicated layout; reads both layouts.
 using StackMap = std::vector<std::pair<std::string, std::vector<std::string>>>;  // entry → lines
 StackMap read_stack_json(const std::string& path);
 // Sets record.stack for forward records whose entry name appears in `stacks`.
 void attach_stacks(std::vector<ApiRecord>& records, const StackMap& stacks);
 void write_stack_json(const std::string& path, const StackMap& stacks);
+std::string stack_json_text(const StackMap& stacks);  // what write_stack_json writes
 
 }  // namespace acccheck

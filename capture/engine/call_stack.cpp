@@ -1,0 +1,109 @@
+#include "engine/call_stack.hpp"
+
+#include <dlfcn.h>
+
+#include <boost/stacktrace.hpp>
+
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+namespace acccheck::capture {
+
+std::uint64_t RawStack::hash() const {
+  std::uint64_t h = 1469598103934665603ull;
+  for (void* f : frames) {
+    h ^= reinterpret_cast<std::uintptr_t>(f);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+RawStack capture_raw_stack(std::size_t max_frames) {
+  RawStack s;
+  s.frames.resize(max_frames);
+  // safe_dump_to only walks the stack and copies addresses: no allocation, no symbol lookup.
+  std::size_t n = boost::stacktrace::safe_dump_to(1, s.frames.data(), max_frames * sizeof(void*));
+  s.frames.resize(n);
+  return s;
+}
+
+namespace {
+
+// Shared objects whose frames are machinery, not the user's code.
+bool machinery(const std::string& object) {
+  std::string base = object.substr(object.find_last_of('/') + 1);
+  static const char* prefixes[] = {"libtorch", "libc10", "libacccheck", "libc.so", "libc-", "ld-linux",
+                                   "libstdc++", "libgcc_s", "libgomp", "libboost_stacktrace", "libpthread"};
+  for (const char* p : prefixes)
+    if (base.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+// Source lines, read once per file.
+class SourceCache {
+ public:
+  std::string line(const std::string& file, std::size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = files_.find(file);
+    if (it == files_.end()) {
+      std::vector<std::string> lines;
+      std::ifstream in(file);
+      for (std::string l; in && std::getline(in, l) && lines.size() < 200000;) lines.push_back(l);
+      it = files_.emplace(file, std::move(lines)).first;
+    }
+    if (n == 0 || n > it->second.size()) return "";
+    std::string l = it->second[n - 1];
+    auto b = l.find_first_not_of(" \t");
+    return b == std::string::npos ? "" : l.substr(b);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::vector<std::string>> files_;
+};
+
+// Never destroyed: the writer thread may still symbolise in an exit handler, after function-local
+// statics created later than that handler's registration are gone.
+SourceCache& sources() {
+  static SourceCache* c = new SourceCache;
+  return *c;
+}
+
+}  // namespace
+
+std::vector<std::string> describe_stack(const RawStack& stack, bool full) {
+  std::vector<std::string> lines;
+  for (void* addr : stack.frames) {
+    Dl_info info{};
+    if (!::dladdr(addr, &info) || !info.dli_fname) continue;
+    std::string object = info.dli_fname;
+    if (machinery(object)) continue;
+    std::ostringstream os;
+    if (!full) {
+      os << "File " << object << "+0x" << std::hex
+         << (reinterpret_cast<std::uintptr_t>(addr) - reinterpret_cast<std::uintptr_t>(info.dli_fbase))
+         << ", line 0, in ??, \n ";
+      lines.push_back(os.str());
+      continue;
+    }
+    // The return address points after the call; look up the call instruction itself.
+    boost::stacktrace::frame f(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(addr) - 1));
+    std::string function = f.name();
+    if (function == "_start" || function == "__libc_start_main") continue;  // below main()
+    if (function.empty()) function = "??";
+    std::string file = f.source_file();
+    std::size_t line = f.source_line();
+    if (file.empty()) {
+      os << "File " << object << ", line 0, in " << function << ", \n ";
+    } else {
+      os << "File " << file << ", line " << line << ", in " << function << ", \n " << sources().line(file, line);
+    }
+    lines.push_back(os.str());
+  }
+  if (lines.empty()) lines.push_back("The call stack retrieval failed.");
+  return lines;
+}
+
+}  // namespace acccheck::capture

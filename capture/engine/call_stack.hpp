@@ -1,0 +1,27 @@
+// C++ call stacks for stack.json. The hot path only stores raw return addresses (an unwind, no
+// symbol lookup); each distinct stack is turned into msprobe-style lines once, on the writer
+// thread, with Boost.Stacktrace (function, file:line where debug info exists).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace acccheck::capture {
+
+struct RawStack {
+  std::vector<void*> frames;  // innermost first
+  std::uint64_t hash() const;
+};
+
+// Return addresses of the calling thread, innermost first (at most `max_frames`).
+RawStack capture_raw_stack(std::size_t max_frames = 48);
+
+// Lines in msprobe's form, innermost user frame first, frames of LibTorch, acccheck and the C/C++
+// runtime left out:  "File /src/train.cpp, line 42, in train_step(Net&), \n out = net(x);"
+// `full`: symbolised; otherwise "File libfoo.so+0x1a2b, line 0, in ??, \n " (resolve later with
+// addr2line -e libfoo.so 0x1a2b). An empty result becomes "The call stack retrieval failed.".
+std::vector<std::string> describe_stack(const RawStack& stack, bool full);
+
+}  // namespace acccheck::capture

@@ -1,0 +1,575 @@
+#include "engine/capture_engine.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/core/function_schema.h>
+#include <ATen/record_function.h>
+#include <dlfcn.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "engine/argument_capture.hpp"
+#include "engine/dump_writer.hpp"
+#include "plugin_host/plugin_registry.hpp"
+
+namespace acccheck::capture {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---- operator classification, cached per dispatcher operator -----------------------------------
+
+struct OpInfo {
+  std::string op_name, overload;
+  bool kept = false;  // a hook plugin's category claims it
+  std::string api_name;
+  bool replayable = true;
+  std::vector<ArgSlot> args;
+};
+
+struct State {
+  host::DumpOptions options;
+  std::string rank_dir;
+  std::optional<std::int64_t> rank;
+  host::PluginRegistry registry;
+  std::vector<HookPlugin*> hooks;
+  std::unique_ptr<DumpWriter> writer;
+  // Two callbacks, one enabled at a time. `callback` records (inputs and outputs). `watch` only
+  // finds the steps (inputs, no outputs, no recording): it runs in the steps that are not dumped,
+  // so an idle step costs the least RecordFunction can cost.
+  at::CallbackHandle callback = at::INVALID_CALLBACK_HANDLE;
+  at::CallbackHandle watch = at::INVALID_CALLBACK_HANDLE;
+  bool callback_on = true, watch_on = true;
+
+  pid_t pid = ::getpid();  // the process that owns the writer thread
+  std::mutex mutex;  // guards everything below
+  bool started = false;
+  std::int64_t step = 0;
+  std::unordered_map<std::string, std::int64_t> counters;  // api name → next call number
+  enum class Scope { before, inside, after } scope = Scope::before;
+  std::size_t category_calls = 0;     // category calls seen while started, in selected steps
+  std::size_t filtered = 0;           // of those, left out by list / black_list / scope
+  std::int64_t last_step_seen = -1;
+  bool finished = false;
+  std::string summary;
+};
+
+State* g_state = nullptr;
+std::atomic<bool> g_dumping{false};       // started, step and rank selected, writer healthy
+std::atomic<bool> g_backward_seen{false}; // a backward pass ran in this step (auto steps)
+std::atomic<std::uint64_t> g_epoch{1};    // bumped on start(): stale thread depths reset
+std::atomic<std::size_t> g_ops_seen{0};
+
+std::mutex g_ops_mutex;
+std::unordered_map<std::string, std::unique_ptr<OpInfo>> g_ops;
+
+struct ThreadState {
+  std::uint64_t epoch = 0;
+  int depth = 0;           // nesting of category operators
+  int backward_depth = 0;  // nesting of autograd nodes (ops the engine runs)
+  std::unordered_map<const char*, const OpInfo*> ops;  // name pointer → classification
+};
+thread_local ThreadState tl;
+
+ThreadState& thread_state() {
+  std::uint64_t e = g_epoch.load(std::memory_order_relaxed);
+  if (tl.epoch != e) {
+    tl.epoch = e;
+    tl.depth = tl.backward_depth = 0;
+  }
+  return tl;
+}
+
+ArgSlot::Meaning meaning_of(const c10::TypePtr& real) {
+  c10::TypePtr t = real;
+  if (auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
+  switch (t->kind()) {
+    case c10::TypeKind::ScalarTypeType: return ArgSlot::Meaning::dtype;
+    case c10::TypeKind::LayoutType: return ArgSlot::Meaning::layout;
+    case c10::TypeKind::MemoryFormatType: return ArgSlot::Meaning::memory_format;
+    default: return ArgSlot::Meaning::plain;
+  }
+}
+
+std::unique_ptr<OpInfo> classify(const at::RecordFunction& fn, const c10::OperatorName& name) {
+  auto info = std::make_unique<OpInfo>();
+  info->op_name = name.name;
+  info->overload = name.overload_name;
+  for (HookPlugin* h : g_state->hooks) {
+    auto d = h->classify(OperatorName{info->op_name, info->overload});
+    if (!d) continue;
+    info->kept = true;
+    info->api_name = d->api_name;
+    info->replayable = d->replayable;
+    break;
+  }
+  if (info->kept) {
+    if (auto schema = fn.operator_schema())
+      for (const auto& a : schema->arguments())
+        info->args.push_back({a.name(), a.kwarg_only(), meaning_of(a.real_type()), a.default_value()});
+  }
+  return info;
+}
+
+// nullptr: not a dispatcher operator (autograd node, user scope).
+const OpInfo* lookup(const at::RecordFunction& fn, ThreadState& ts) {
+  const char* key = fn.name();
+  auto it = ts.ops.find(key);
+  if (it != ts.ops.end()) return it->second;
+  auto name = fn.operator_name();
+  if (!name) return nullptr;
+  const OpInfo* info;
+  {
+    std::lock_guard<std::mutex> lock(g_ops_mutex);
+    auto& slot = g_ops[name->name + "." + name->overload_name];
+    if (!slot) slot = classify(fn, *name);
+    info = slot.get();
+  }
+  ts.ops.emplace(key, info);
+  return info;
+}
+
+bool matches(const std::string& entry, const std::vector<std::string>& items) {
+  for (const auto& i : items)
+    if (entry == i || entry.find(i) != std::string::npos) return true;
+  return false;
+}
+
+bool rank_selected(const State& s) { return s.options.ranks.all() || (s.rank && s.options.ranks.contains(*s.rank)); }
+
+void set_enabled(at::CallbackHandle h, bool on, bool& current) {
+  if (on == current) return;
+  if (on) at::reenableCallback(h);
+  else at::disableCallback(h);
+  current = on;
+}
+
+// Which callback runs. The recording one is switched on already during the backward pass of the
+// step before a dumped step, so the operator that begins the dumped step is seen by it. Caller
+// holds the mutex.
+void apply_callbacks(State& s) {
+  bool armed = s.options.auto_step && s.started && !s.finished && rank_selected(s) && !s.writer->failed() &&
+               g_backward_seen.load() && s.options.steps.contains(s.step + 1);
+  bool record = g_dumping.load() || armed;
+  set_enabled(s.callback, record, s.callback_on);
+  set_enabled(s.watch, s.options.auto_step && !record && !s.finished, s.watch_on);
+}
+
+void update_dumping(State& s) {
+  bool on = s.started && !s.finished && s.options.steps.contains(s.step) && rank_selected(s) && !s.writer->failed();
+  g_dumping.store(on);
+  apply_callbacks(s);
+}
+
+// The current step is over. Caller holds the mutex.
+void advance_step_locked(State& s) {
+  s.writer->end_step(s.step);
+  ++s.step;
+  s.counters.clear();
+  s.scope = State::Scope::before;
+  g_backward_seen.store(false);
+  update_dumping(s);
+}
+
+bool exit_due(const State& s) {
+  auto last = s.options.steps.last();
+  return s.options.exit_after_last_step && last && s.step > *last;
+}
+
+// ---- the backward half of an entry -----------------------------------------------------------------
+
+class BackwardCapture final : public torch::autograd::FunctionPostHook {
+ public:
+  BackwardCapture(const ApiRecord& forward, std::int64_t step) : api_(forward.api), step_(step) {}
+
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& grad_inputs,
+                                            const torch::autograd::variable_list& grad_outputs) override {
+    if (!g_state || g_state->finished || g_state->writer->failed()) return grad_inputs;
+    at::RecordFunctionGuard off(false);
+    try {
+      CapturedRecord c;
+      c.step = step_;
+      c.record.api = api_;
+      c.record.direction = Direction::backward;  // no acccheck_op: replay takes it from the forward
+      CaptureContext ctx(c, g_state->options.tensor_mode());
+      std::string entry = c.record.entry_name();
+      for (std::size_t i = 0; i < grad_outputs.size(); ++i)
+        c.record.grad_inputs.push_back(encode_tensor(grad_outputs[i], ctx, entry + ".input." + std::to_string(i)));
+      for (std::size_t i = 0; i < grad_inputs.size(); ++i)
+        c.record.grad_outputs.push_back(encode_tensor(grad_inputs[i], ctx, entry + ".output." + std::to_string(i)));
+      g_state->writer->push(std::move(c));
+    } catch (const std::exception& e) {
+      std::cerr << "acccheck dump: " << api_ << ".backward not recorded: " << e.what() << "\n";
+    }
+    return grad_inputs;
+  }
+
+ private:
+  std::string api_;
+  std::int64_t step_;
+};
+
+// ---- the callbacks ---------------------------------------------------------------------------------
+
+struct CallContext : at::ObserverContext {
+  CapturedRecord captured;
+  const OpInfo* info = nullptr;
+};
+
+// The autograd engine's own records: its nodes (BACKWARD_FUNCTION scope) and the FUNCTION-scope
+// "autograd::engine::evaluate_function: XBackward0" around each, which also covers the shape fix-ups
+// (sum_to) the engine runs on a node's results.
+bool autograd_record(const at::RecordFunction& fn) {
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) return true;
+  constexpr char prefix[] = "autograd::engine::evaluate_function";
+  return std::strncmp(fn.name(), prefix, sizeof prefix - 1) == 0;
+}
+
+bool has_leaf_requiring_grad(c10::ArrayRef<const c10::IValue> inputs) {
+  for (const auto& v : inputs)
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      if (t.defined() && t.requires_grad() && t.is_leaf()) return true;
+    }
+  return false;
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  State* s = g_state;
+  if (!s) return nullptr;
+  ThreadState& ts = thread_state();
+  const OpInfo* info = lookup(fn, ts);
+  if (!info) {
+    if (autograd_record(fn)) {
+      ++ts.backward_depth;
+      g_backward_seen.store(true, std::memory_order_relaxed);
+    }
+    return nullptr;
+  }
+  if (!info->kept) return nullptr;
+  if (++ts.depth > 1) return nullptr;
+  if (ts.backward_depth > 0 && !s->options.capture_backward_ops) return nullptr;
+  g_ops_seen.fetch_add(1, std::memory_order_relaxed);
+  // Automatic steps (no code change): a new step begins with the first operator, after a backward
+  // pass, that runs with grad mode on and takes a parameter (a leaf that requires grad): the next
+  // forward pass. The optimizer (no-grad) and logging of the loss stay in the step they follow.
+  if (s->options.auto_step && g_backward_seen.load(std::memory_order_relaxed) && ts.backward_depth == 0 &&
+      at::GradMode::is_enabled() && has_leaf_requiring_grad(fn.inputs())) {
+    bool exit_now;
+    {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      advance_step_locked(*s);
+      exit_now = exit_due(*s);
+    }
+    if (exit_now) CaptureEngine::instance().finish_and_exit("the last requested step was dumped");
+  }
+  if (!g_dumping.load(std::memory_order_relaxed)) return nullptr;
+
+  at::RecordFunctionGuard off(false);  // what the tool runs is not recorded
+  auto ctx = std::make_unique<CallContext>();
+  ctx->info = info;
+  ApiRecord& r = ctx->captured.record;
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (!g_dumping.load()) return nullptr;  // another thread ended the step meanwhile
+    ++s->category_calls;
+    s->last_step_seen = s->step;
+    std::int64_t n = s->counters[info->api_name]++;
+    r.api = info->api_name + "." + std::to_string(n);
+    ctx->captured.step = s->step;
+    std::string entry = r.api + ".forward";
+    bool keep = s->options.list.empty() || matches(entry, s->options.list);
+    keep = keep && !matches(entry, s->options.black_list);
+    if (s->options.scope.size() == 2) {
+      if (s->scope == State::Scope::before && entry == s->options.scope[0]) s->scope = State::Scope::inside;
+      bool inside = s->scope == State::Scope::inside;
+      if (inside && entry == s->options.scope[1]) s->scope = State::Scope::after;
+      keep = keep && inside;
+    }
+    if (!keep) {
+      ++s->filtered;
+      return nullptr;
+    }
+  }
+  r.op_name = info->op_name;
+  r.op_overload = info->overload;
+  r.has_args = r.has_kwargs = r.has_outputs = true;
+  if (!info->replayable) r.extra.add("acccheck_replayable", Json::boolean(false));
+  CaptureContext cc(ctx->captured, s->options.tensor_mode());
+  encode_inputs(fn.inputs(), info->args, cc, r);
+  if (s->options.stack != host::StackMode::off) {
+    ctx->captured.stack = capture_raw_stack();
+    ctx->captured.has_stack = true;
+  }
+  return ctx;
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
+  State* s = g_state;
+  if (!s) return;
+  ThreadState& ts = thread_state();
+  auto it = ts.ops.find(fn.name());
+  const OpInfo* info = it == ts.ops.end() ? nullptr : it->second;
+  if (!info) {
+    if (autograd_record(fn) && ts.backward_depth > 0) --ts.backward_depth;
+    return;
+  }
+  if (!info->kept) return;
+  if (ts.depth > 0) --ts.depth;
+  if (!raw) return;
+  // The operator threw (its exception is unwinding through the dispatcher): it produced nothing,
+  // and the program gets the exception unchanged. No entry, as msprobe's hooks record none.
+  if (std::uncaught_exceptions() > 0) return;
+  auto* ctx = static_cast<CallContext*>(raw);
+  at::RecordFunctionGuard off(false);
+  try {
+    CapturedRecord& c = ctx->captured;
+    CaptureContext cc(c, s->options.tensor_mode());
+    encode_outputs(fn.outputs(), cc, c.record);
+    // Gradients: one post hook on the autograd node that produced the outputs.
+    for (const auto& v : fn.outputs()) {
+      if (!v.isTensor()) continue;
+      const at::Tensor& t = v.toTensor();
+      if (!t.defined() || !t.requires_grad() || !t.grad_fn()) continue;
+      t.grad_fn()->add_post_hook(std::make_unique<BackwardCapture>(c.record, c.step));
+      break;
+    }
+    s->writer->push(std::move(c));
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck dump: " << ctx->captured.record.api << " not recorded: " << e.what() << "\n";
+  }
+}
+
+// The watch callback: steps only.
+std::unique_ptr<at::ObserverContext> on_watch_start(const at::RecordFunction& fn) {
+  State* s = g_state;
+  if (!s) return nullptr;
+  ThreadState& ts = thread_state();
+  const OpInfo* info = lookup(fn, ts);
+  if (!info) {
+    if (autograd_record(fn)) {
+      ++ts.backward_depth;
+      if (!g_backward_seen.exchange(true)) {
+        std::lock_guard<std::mutex> lock(s->mutex);
+        apply_callbacks(*s);  // arms the recording callback when the next step is dumped
+      }
+    }
+    return nullptr;
+  }
+  if (!info->kept || ts.backward_depth > 0) return nullptr;
+  g_ops_seen.fetch_add(1, std::memory_order_relaxed);
+  if (g_backward_seen.load(std::memory_order_relaxed) && at::GradMode::is_enabled() &&
+      has_leaf_requiring_grad(fn.inputs())) {
+    bool exit_now;
+    {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      advance_step_locked(*s);
+      exit_now = exit_due(*s);
+    }
+    if (exit_now) CaptureEngine::instance().finish_and_exit("the last requested step was dumped");
+  }
+  return nullptr;
+}
+
+void on_watch_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (!g_state) return;
+  ThreadState& ts = thread_state();
+  if (ts.ops.count(fn.name())) return;
+  if (autograd_record(fn) && ts.backward_depth > 0) --ts.backward_depth;
+}
+
+// ---- set-up ------------------------------------------------------------------------------------------
+
+std::optional<std::int64_t> rank_from_environment() {
+  for (const char* v : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK"}) {
+    const char* s = std::getenv(v);
+    if (!s || !*s) continue;
+    char* end = nullptr;
+    long long r = std::strtoll(s, &end, 10);
+    if (end && *end == '\0' && r >= 0) return r;
+  }
+  return std::nullopt;
+}
+
+// Plugin folders relative to the binary holding the engine: a library in the build tree
+// (<build>/plugins) or installed (<libdir>/acccheck/plugins), or the TorchScript runner in
+// libexec/acccheck/ (two levels up, the same two layouts).
+std::vector<std::string> own_plugin_dirs() {
+  Dl_info info{};
+  std::vector<std::string> dirs;
+  if (!::dladdr(reinterpret_cast<void*>(&rank_from_environment), &info) || !info.dli_fname) return dirs;
+  fs::path here = fs::path(info.dli_fname).parent_path();
+  fs::path up = here / ".." / "..";
+  for (fs::path p : {here / "plugins", here / "acccheck" / "plugins", up / "plugins", up / "lib" / "acccheck" / "plugins"})
+    if (fs::is_directory(p)) dirs.push_back(fs::weakly_canonical(p).string());
+  return dirs;
+}
+
+}  // namespace
+
+CaptureEngine& CaptureEngine::instance() {
+  static CaptureEngine e;
+  return e;
+}
+
+bool CaptureEngine::configured() const { return g_state != nullptr; }
+
+void CaptureEngine::configure(host::DumpOptions options) {
+  if (g_state && !g_state->finished) throw std::runtime_error("a dump is already running in this process");
+  host::validate_dump_options(options, "dump options");
+  auto s = std::make_unique<State>();
+  s->options = std::move(options);
+  s->rank = rank_from_environment();
+  s->rank_dir = s->rank ? "rank" + std::to_string(*s->rank) : "rank";
+  host::PluginSearch search;
+  search.dirs = s->options.plugin_dirs;
+  if (const char* env = std::getenv("ACCCHECK_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty()) search.dirs.push_back(d);
+  }
+  for (auto& d : own_plugin_dirs()) search.dirs.push_back(d);
+  s->registry.load(search, {PluginKind::hook});
+  for (const auto& [info, hook] : s->registry.hooks()) {
+    hook->configure(host::PluginRegistry::sidecar_settings(*info));
+    s->hooks.push_back(hook);
+  }
+  if (s->hooks.empty()) {
+    std::string why = "no hook plugin found in";
+    for (auto& d : search.dirs) why += " " + d;
+    if (search.dirs.empty()) why += " any folder (set ACCCHECK_PLUGIN_PATH)";
+    for (const auto& r : s->registry.refused()) why += "; " + r.line();
+    throw std::runtime_error(why);
+  }
+  State* raw = s.get();
+  s->writer = std::make_unique<DumpWriter>(s->options, s->rank_dir, [raw](const std::string& what) {
+    std::cerr << "acccheck dump: " << what << "; dumping is off, the program goes on\n";
+    g_dumping.store(false);
+    (void)raw;
+  });
+  {
+    std::lock_guard<std::mutex> lock(g_ops_mutex);
+    g_ops.clear();
+  }
+  g_epoch.fetch_add(1);
+  g_state = s.release();
+  g_state->callback = at::addGlobalCallback(
+      at::RecordFunctionCallback(on_start, on_end)
+          .needsInputs(true)
+          .needsOutputs(true)
+          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  g_state->watch = at::addGlobalCallback(
+      at::RecordFunctionCallback(on_watch_start, on_watch_end)
+          .needsInputs(true)
+          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  std::lock_guard<std::mutex> lock(g_state->mutex);
+  update_dumping(*g_state);
+}
+
+void CaptureEngine::start() {
+  if (!g_state) throw std::runtime_error("start(): the dump is not configured");
+  std::lock_guard<std::mutex> lock(g_state->mutex);
+  g_epoch.fetch_add(1);
+  g_state->started = true;
+  update_dumping(*g_state);
+}
+
+void CaptureEngine::stop() {
+  if (!g_state) return;
+  std::lock_guard<std::mutex> lock(g_state->mutex);
+  g_state->started = false;
+  // Backward entries of this step still arrive through the autograd hooks (not the callback).
+  update_dumping(*g_state);
+}
+
+void CaptureEngine::step() {
+  if (!g_state) return;
+  bool exit_now;
+  {
+    std::lock_guard<std::mutex> lock(g_state->mutex);
+    advance_step_locked(*g_state);
+    exit_now = exit_due(*g_state);
+  }
+  if (exit_now) finish_and_exit("the last requested step was dumped");
+}
+
+std::string CaptureEngine::finish() {
+  State* s = g_state;
+  if (!s) return "";
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (s->finished) return s->summary;
+    s->finished = true;
+    g_dumping.store(false);
+  }
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    apply_callbacks(*s);  // both off
+  }
+  WriterTotals t = s->writer->finish();
+  std::ostringstream os;
+  os << "acccheck dump: ";
+  if (t.entries > 0) {
+    os << t.entries << " entr" << (t.entries == 1 ? "y" : "ies") << " in " << t.steps.size() << " step"
+       << (t.steps.size() == 1 ? "" : "s") << " written to " << s->options.dump_path;
+    if (t.tensor_files) os << " (" << t.tensor_files << " tensor files)";
+    if (t.late_backward)
+      os << "; " << t.late_backward << " entr" << (t.late_backward == 1 ? "y" : "ies")
+         << " finished after " << (t.late_backward == 1 ? "its" : "their") << " step ended (another thread) and "
+         << (t.late_backward == 1 ? "was" : "were") << " dropped (first: " << t.first_late << ")";
+    if (t.producer_waits)
+      os << "; the program waited " << t.producer_waits << " times for the writer (queue full: queue_size "
+         << s->options.queue_size << ", queue_bytes " << s->options.queue_bytes << ")";
+  } else {
+    os << "nothing was written to " << s->options.dump_path << ": ";
+    if (s->writer->failed()) os << "writing failed (see the error above)";
+    else if (!s->options.ranks.all() && !(s->rank && s->options.ranks.contains(*s->rank)))
+      os << "this process is " << (s->rank ? "rank " + std::to_string(*s->rank) : std::string("not a ranked process"))
+         << ", not in the rank list " << s->options.ranks.text();
+    else if (g_ops_seen.load() == 0)
+      os << "no operator of the hook plugins' categories ran"
+         << (s->started || s->options.auto_step ? "" : " (start() was never called)");
+    else if (s->category_calls == 0)
+      os << "no requested step was reached (steps " << (s->options.steps.all() ? "all" : s->options.steps.text())
+         << " requested, the program ended in step " << s->step << ")";
+    else if (s->filtered == s->category_calls)
+      os << s->category_calls << " calls ran in the requested steps but none matched list/black_list/scope";
+    else
+      os << "no entry was kept";
+  }
+  s->summary = os.str();
+  return s->summary;
+}
+
+bool CaptureEngine::finished() const { return !g_state || g_state->finished; }
+
+bool CaptureEngine::owned_by_this_process() const { return g_state && g_state->pid == ::getpid(); }
+
+void CaptureEngine::drain_before_death(long timeout_ms) {
+  if (!owned_by_this_process() || g_state->finished) return;
+  g_dumping.store(false);
+  g_state->writer->drain(std::chrono::milliseconds(timeout_ms));
+}
+
+void CaptureEngine::finish_and_exit(const std::string& why) {
+  std::string summary = finish();
+  std::cerr << summary << "\nacccheck dump: exit_after_last_step: " << why << " (step "
+            << (g_state ? g_state->step - 1 : 0) << "); ending the program with exit code 0\n";
+  std::fflush(nullptr);
+  std::_Exit(0);
+}
+
+}  // namespace acccheck::capture

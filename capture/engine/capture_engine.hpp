@@ -1,0 +1,38 @@
+// The dump engine: one per process. A global RecordFunction callback keeps the outermost call of a
+// hook plugin's category per thread, records its arguments, outputs and (through a post hook on its
+// autograd node) its gradients, and hands the records to the writer thread. Reached through the SDK
+// (acccheck::Debugger), the preload library (`acccheck dump -- PROG`) and the TorchScript runner.
+#pragma once
+
+#include <string>
+
+#include "config/dump_options.hpp"
+
+namespace acccheck::capture {
+
+class CaptureEngine {
+ public:
+  static CaptureEngine& instance();
+
+  // Loads the hook plugins and opens the writer. Throws std::runtime_error with one clear line;
+  // a second configure() without finish() is refused.
+  void configure(host::DumpOptions options);
+  bool configured() const;
+  void start();
+  void stop();
+  void step();  // the current step is over: its files are finished, counters restart
+  // Ends the dump (idempotent): finishes the files and returns the summary line
+  // ("N entries in M steps written to DIR" or why nothing was written).
+  std::string finish();
+  bool finished() const;
+  // The process is about to die (crash signal, _exit): let the writer write what is queued (at
+  // most `timeout_ms`), lock-free. Only in the process that configured the engine (not after fork).
+  void drain_before_death(long timeout_ms);
+  // Finishes the dump if this process configured it (false after a fork: the writer thread does
+  // not exist in a child).
+  bool owned_by_this_process() const;
+  // Ends the dump and the program (exit_after_last_step).
+  [[noreturn]] void finish_and_exit(const std::string& why);
+};
+
+}  // namespace acccheck::capture

@@ -1,0 +1,227 @@
+#include "engine/dump_writer.hpp"
+
+#include <ATen/ATen.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+
+#include "engine/tensor_statistics.hpp"
+
+namespace acccheck::capture {
+
+namespace fs = std::filesystem;
+
+std::size_t tensor_bytes(const at::Tensor& t) {
+  return t.defined() ? static_cast<std::size_t>(t.numel()) * t.element_size() : 0;
+}
+
+namespace {
+
+// mkdir -p that refuses to go through a symbolic link.
+void make_dirs(const std::string& dir) {
+  fs::path p;
+  for (const auto& part : fs::path(dir)) {
+    p /= part;
+    if (p == p.root_path() || part.empty()) continue;
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0) {
+      if (S_ISLNK(st.st_mode)) throw std::runtime_error(p.string() + ": refusing to write through a symbolic link");
+      if (!S_ISDIR(st.st_mode)) throw std::runtime_error(p.string() + ": exists and is not a folder");
+      continue;
+    }
+    if (::mkdir(p.c_str(), 0750) != 0 && errno != EEXIST)
+      throw std::runtime_error(p.string() + ": cannot create the folder: " + std::strerror(errno));
+  }
+}
+
+void write_new_file(const std::string& path, const char* data, std::size_t size) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+  if (fd < 0) throw std::runtime_error(path + ": " + (errno == ELOOP ? "refusing to write through a symbolic link" : std::strerror(errno)));
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      throw std::runtime_error(path + ": write failed: " + std::strerror(e));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+}
+
+// Temp file + rename, never through a symlink; no fsync (see StreamingDumpJsonWriter::finish).
+void write_whole_file(const std::string& path, const std::string& text) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    throw std::runtime_error(path + ": refusing to write through a symbolic link");
+  std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  write_new_file(temp, text.data(), text.size());
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(temp.c_str());
+    throw std::runtime_error(path + ": " + std::strerror(e));
+  }
+}
+
+}  // namespace
+
+struct DumpWriter::StepFiles {
+  std::string dir;
+  std::unique_ptr<StreamingDumpJsonWriter> json;
+  StackMap stacks;
+  bool tensor_dir_made = false;
+};
+
+DumpWriter::DumpWriter(const host::DumpOptions& options, std::string rank_dir,
+                       std::function<void(const std::string&)> on_error)
+    : options_(options),
+      rank_dir_(std::move(rank_dir)),
+      on_error_(std::move(on_error)),
+      queue_(options.queue_size, options.queue_bytes) {
+  thread_ = std::thread([this] { run(); });
+}
+
+DumpWriter::~DumpWriter() {
+  if (!finished_) finish();
+}
+
+void DumpWriter::push(CapturedRecord record) {
+  if (failed_) return;
+  std::size_t bytes = 0;
+  for (const auto& t : record.tensors) bytes += tensor_bytes(t.second);
+  in_flight_.fetch_add(1);
+  queue_.push(Item(std::move(record)), bytes);
+}
+
+void DumpWriter::end_step(std::int64_t step) {
+  in_flight_.fetch_add(1);
+  queue_.push(Item(EndStep{step}), 0);
+}
+
+bool DumpWriter::drain(std::chrono::milliseconds timeout) const {
+  constexpr long kPollNs = 2'000'000;
+  for (long waited = 0; in_flight_.load() > 0 && !failed_.load(); waited += kPollNs) {
+    if (waited >= timeout.count() * 1'000'000) return false;
+    struct timespec ts {0, kPollNs};
+    ::nanosleep(&ts, nullptr);  // async-signal-safe
+  }
+  return true;
+}
+
+std::string DumpWriter::step_dir(std::int64_t step) const {
+  return (fs::path(options_.dump_path) / ("step" + std::to_string(step)) / rank_dir_).string();
+}
+
+DumpWriter::StepFiles& DumpWriter::files_for(std::int64_t step) {
+  auto it = open_.find(step);
+  if (it != open_.end()) return *it->second;
+  auto f = std::make_unique<StepFiles>();
+  f->dir = step_dir(step);
+  make_dirs(f->dir);
+  DumpHeader header;
+  header.task = options_.task;
+  header.level = "L1";
+  if (options_.tensor_mode()) header.dump_data_dir = fs::absolute(fs::path(f->dir) / "dump_tensor_data").string();
+  f->json = std::make_unique<StreamingDumpJsonWriter>((fs::path(f->dir) / "dump.json").string(), header);
+  return *open_.emplace(step, std::move(f)).first->second;
+}
+
+void DumpWriter::write_record(CapturedRecord& c) {
+  if (closed_.count(c.step)) {
+    if (totals_.late_backward++ == 0) totals_.first_late = c.record.entry_name();
+    return;
+  }
+  StepFiles& f = files_for(c.step);
+  if (!c.pending_statistics.empty()) {
+    std::size_t next = 0;
+    for_each_tensor_spec(c.record, [&](std::size_t ordinal, TensorSpec& spec) {
+      if (next < c.pending_statistics.size() && c.pending_statistics[next].first == ordinal)
+        apply_pending_statistics(c.pending_statistics[next++].second, spec);
+    });
+  }
+  if (!c.tensors.empty()) {
+    std::string tdir = (fs::path(f.dir) / "dump_tensor_data").string();
+    if (!f.tensor_dir_made) {
+      make_dirs(tdir);
+      f.tensor_dir_made = true;
+    }
+    for (auto& [name, t] : c.tensors) {
+      // Python's torch.save layout: a contiguous CPU tensor (dump-format.md §2.6).
+      std::vector<char> bytes = torch::jit::pickle_save(t.to(at::kCPU).contiguous());
+      write_new_file((fs::path(tdir) / name).string(), bytes.data(), bytes.size());
+      ++totals_.tensor_files;
+    }
+    c.tensors.clear();
+  }
+  f.json->write(c.record);
+  ++totals_.entries;
+  totals_.steps.insert(c.step);
+  if (c.has_stack) {
+    auto h = c.stack.hash();
+    auto it = described_.find(h);
+    if (it == described_.end())
+      it = described_.emplace(h, describe_stack(c.stack, options_.stack == host::StackMode::full)).first;
+    f.stacks.emplace_back(c.record.entry_name(), it->second);
+  }
+}
+
+void DumpWriter::close_step(std::int64_t step) {
+  closed_.insert(step);
+  auto it = open_.find(step);
+  if (it == open_.end()) return;
+  StepFiles& f = *it->second;
+  f.json->finish();
+  if (options_.stack != host::StackMode::off) write_whole_file((fs::path(f.dir) / "stack.json").string(), stack_json_text(f.stacks));
+  // Module structure is empty at API level (msprobe writes "{}" at L1).
+  write_whole_file((fs::path(f.dir) / "construct.json").string(), "{}");
+  open_.erase(it);
+}
+
+void DumpWriter::run() {
+  // Everything the writer runs (statistics read-back, .pt pickling) stays out of the dump.
+  at::RecordFunctionGuard no_record(false);  // RecordFunction off on this thread
+  while (auto item = queue_.pop()) {
+    if (!failed_) {
+      try {
+        if (auto* r = std::get_if<CapturedRecord>(&*item)) write_record(*r);
+        else close_step(std::get<EndStep>(*item).step);
+      } catch (const std::exception& e) {
+        failed_ = true;
+        for (auto& [step, f] : open_) totals_.unfinished.push_back((fs::path(f->dir) / "dump.json").string());
+        on_error_(e.what());
+      }
+    }  // after an error the queue is drained without writing
+    in_flight_.fetch_sub(1);
+  }
+}
+
+WriterTotals DumpWriter::finish() {
+  if (finished_) return totals_;
+  finished_ = true;
+  queue_.close();
+  if (thread_.joinable()) thread_.join();
+  if (!failed_) {
+    try {
+      std::vector<std::int64_t> left;
+      for (const auto& kv : open_) left.push_back(kv.first);
+      for (auto s : left) close_step(s);
+    } catch (const std::exception& e) {
+      failed_ = true;
+      on_error_(e.what());
+    }
+  }
+  totals_.producer_waits = queue_.producer_waits();
+  totals_.queue_high_water_bytes = queue_.high_water_bytes();
+  return totals_;
+}
+
+}  // namespace acccheck::capture

@@ -1,0 +1,80 @@
+// The writer thread: turns captured records into dump.json / stack.json / dump_tensor_data under
+// <dump_path>/step<N>/<rank dir>/, off the training thread. Device statistics are read back and
+// stacks symbolised here. A write error (disk full, unwritable folder) is reported once through
+// on_error and the writer drops everything after it: the program keeps running.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <variant>
+
+#include "config/dump_options.hpp"
+#include "engine/captured_record.hpp"
+#include "engine/record_queue.hpp"
+
+namespace acccheck::capture {
+
+struct WriterTotals {
+  std::size_t entries = 0;
+  std::set<std::int64_t> steps;           // steps with at least one entry
+  std::size_t late_backward = 0;          // entries (mostly backward) whose step was already closed
+  std::string first_late;                 // the first of them
+  std::size_t tensor_files = 0;
+  std::size_t producer_waits = 0;         // times the program waited for the writer
+  std::size_t queue_high_water_bytes = 0;
+  std::vector<std::string> unfinished;    // dump.json files left to `acccheck dump --repair`
+};
+
+class DumpWriter {
+ public:
+  DumpWriter(const host::DumpOptions& options, std::string rank_dir,
+             std::function<void(const std::string&)> on_error);
+  ~DumpWriter();
+
+  void push(CapturedRecord record);  // blocks while the queue is full
+  void end_step(std::int64_t step);  // the files of `step` are finished (in queue order)
+  // Drains the queue, finishes every open step, joins the thread.
+  WriterTotals finish();
+  bool failed() const { return failed_.load(); }
+  // For a process about to die (crash signal, _exit): waits until the writer has written what was
+  // queued, up to `timeout`, without taking a lock (safe in a signal handler). True when drained.
+  bool drain(std::chrono::milliseconds timeout) const;
+
+ private:
+  struct EndStep {
+    std::int64_t step;
+  };
+  using Item = std::variant<CapturedRecord, EndStep>;
+  struct StepFiles;
+
+  void run();
+  void write_record(CapturedRecord& r);
+  void close_step(std::int64_t step);
+  StepFiles& files_for(std::int64_t step);
+  std::string step_dir(std::int64_t step) const;
+
+  host::DumpOptions options_;
+  std::string rank_dir_;
+  std::function<void(const std::string&)> on_error_;
+  RecordQueue<Item> queue_;
+  std::map<std::int64_t, std::unique_ptr<StepFiles>> open_;
+  std::set<std::int64_t> closed_;
+  std::unordered_map<std::uint64_t, std::vector<std::string>> described_;  // stack hash → lines
+  WriterTotals totals_;
+  std::atomic<bool> failed_{false};
+  std::atomic<std::size_t> in_flight_{0};  // pushed, not yet written
+  std::thread thread_;
+  bool finished_ = false;
+};
+
+std::size_t tensor_bytes(const at::Tensor& t);
+
+}  // namespace acccheck::capture

@@ -1,0 +1,209 @@
+// One pass per tensor: max, min, sum and sum of squares are accumulated together (four independent
+// lanes so the loop vectorises); Mean and Norm are then rounded to the tensor's dtype the way
+// msprobe's low-precision statistics are (fp16/bf16/fp32 reduced in their own dtype, every other
+// dtype in float32).
+#include "engine/tensor_statistics.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/util/intrusive_ptr.h>
+
+#include <cmath>
+#include <limits>
+
+namespace acccheck::capture {
+
+namespace {
+
+struct Accumulated {
+  double max = -std::numeric_limits<double>::infinity();
+  double min = std::numeric_limits<double>::infinity();
+  double sum = 0, sumsq = 0;
+  bool nan = false;
+};
+
+// Max/min/NaN in float lanes over the whole tensor; sums in float lanes over blocks of 512
+// elements, each block then added in double (so the error stays that of a 512-element float sum).
+template <typename T>
+Accumulated accumulate(const T* p, std::int64_t n) {
+  constexpr int L = 16;
+  constexpr std::int64_t kBlock = 512;
+  float mx[L], mn[L];
+  int nan[L];
+  for (int l = 0; l < L; ++l) {
+    mx[l] = -std::numeric_limits<float>::infinity();
+    mn[l] = std::numeric_limits<float>::infinity();
+    nan[l] = 0;
+  }
+  Accumulated a;
+  std::int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    float s[L] = {}, q[L] = {};
+    for (std::int64_t j = i; j < i + kBlock; j += L)
+      for (int l = 0; l < L; ++l) {
+        float v = static_cast<float>(p[j + l]);
+        mx[l] = v > mx[l] ? v : mx[l];
+        mn[l] = v < mn[l] ? v : mn[l];
+        nan[l] |= v != v;
+        s[l] += v;
+        q[l] += v * v;
+      }
+    double bs = 0, bq = 0;
+    for (int l = 0; l < L; ++l) {
+      bs += s[l];
+      bq += q[l];
+    }
+    a.sum += bs;
+    a.sumsq += bq;
+  }
+  for (; i < n; ++i) {
+    float v = static_cast<float>(p[i]);
+    a.max = std::max<double>(a.max, v);
+    a.min = std::min<double>(a.min, v);
+    a.nan |= v != v;
+    a.sum += v;
+    a.sumsq += static_cast<double>(v) * v;
+  }
+  for (int l = 0; l < L; ++l) {
+    a.max = std::max<double>(a.max, mx[l]);
+    a.min = std::min<double>(a.min, mn[l]);
+    a.nan |= nan[l] != 0;
+  }
+  return a;
+}
+
+// float64 values keep their range in the max/min (cast to float32 only for mean/norm would differ
+// from msprobe, which casts the whole tensor to float32 first): do what msprobe does.
+Accumulated accumulate_tensor(const at::Tensor& c) {
+  std::int64_t n = c.numel();
+  switch (c.scalar_type()) {
+    case at::kFloat: return accumulate(c.data_ptr<float>(), n);
+    case at::kDouble: return accumulate(c.data_ptr<double>(), n);
+    case at::kHalf: return accumulate(c.data_ptr<at::Half>(), n);
+    case at::kBFloat16: return accumulate(c.data_ptr<at::BFloat16>(), n);
+    case at::kLong: return accumulate(c.data_ptr<std::int64_t>(), n);
+    case at::kInt: return accumulate(c.data_ptr<std::int32_t>(), n);
+    case at::kShort: return accumulate(c.data_ptr<std::int16_t>(), n);
+    case at::kChar: return accumulate(c.data_ptr<std::int8_t>(), n);
+    case at::kByte: return accumulate(c.data_ptr<std::uint8_t>(), n);
+    default: return accumulate(c.to(at::kFloat).data_ptr<float>(), n);
+  }
+}
+
+double round_to(at::ScalarType t, double v) {
+  switch (t) {
+    case at::kHalf: return static_cast<float>(at::Half(static_cast<float>(v)));
+    case at::kBFloat16: return static_cast<float>(at::BFloat16(static_cast<float>(v)));
+    default: return static_cast<float>(v);
+  }
+}
+
+bool no_data(const at::Tensor& t) {
+  return !t.defined() || t.numel() == 0 || t.is_meta() || !t.has_storage() || !t.storage().data();
+}
+
+double scalar_of(const at::Tensor& t) { return t.to(at::kDouble).item<double>(); }
+
+// The output of one call is often the input of the next (relu → addmm): statistics of a tensor
+// that has not changed since are reused. A weak reference keeps the TensorImpl's address from being
+// reused by a new tensor while the entry exists; the version counter catches in-place changes.
+struct CachedStatistics {
+  c10::weak_intrusive_ptr<c10::TensorImpl> impl{c10::intrusive_ptr<c10::TensorImpl>()};
+  std::int64_t version = -1;
+  const void* data = nullptr;
+  Statistic max, min, mean, norm;
+};
+constexpr std::size_t kCacheSlots = 32;
+thread_local CachedStatistics t_cache[kCacheSlots];
+thread_local std::size_t t_cache_next = 0;
+
+const CachedStatistics* cached(const at::Tensor& t) {
+  if (t.is_inference()) return nullptr;
+  for (const auto& c : t_cache)
+    if (c.impl._unsafe_get_target() == t.unsafeGetTensorImpl() && !c.impl.expired() && c.data == t.data_ptr() &&
+        c.version == static_cast<std::int64_t>(t._version()))
+      return &c;
+  return nullptr;
+}
+
+void remember(const at::Tensor& t, const TensorSpec& spec) {
+  if (t.is_inference()) return;
+  CachedStatistics& c = t_cache[t_cache_next++ % kCacheSlots];
+  c.impl = c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr());
+  c.version = static_cast<std::int64_t>(t._version());
+  c.data = t.data_ptr();
+  c.max = spec.max;
+  c.min = spec.min;
+  c.mean = spec.mean;
+  c.norm = spec.norm;
+}
+
+}  // namespace
+
+void fill_statistics(const at::Tensor& t, TensorSpec& spec, at::Tensor* pending) {
+  spec.max = spec.min = spec.mean = spec.norm = Statistic{};
+  if (no_data(t)) return;
+  at::Tensor x = t;
+  if (x.is_complex()) x = x.abs();
+  if (!x.is_cpu()) {
+    // Computed on the device; read back by the writer thread.
+    if (x.scalar_type() == at::kBool) {
+      *pending = at::stack({x.any().to(at::kFloat), x.all().to(at::kFloat)});
+      return;
+    }
+    at::Tensor f = x.to(at::kFloat);
+    *pending = at::stack({f.max(), f.min(), f.mean(), f.norm()});
+    return;
+  }
+  if (x.scalar_type() == at::kBool) {
+    bool any = x.any().item<bool>(), all = x.all().item<bool>();
+    spec.max = {Statistic::Kind::boolean, any ? 1.0 : 0.0};
+    spec.min = {Statistic::Kind::boolean, all ? 1.0 : 0.0};
+    return;
+  }
+  bool integral = at::isIntegralType(x.scalar_type(), /*includeBool=*/false);
+  if (x.dim() == 0) {
+    double v = scalar_of(x);
+    Statistic s = integral ? Statistic{Statistic::Kind::integer, v} : Statistic::of(round_to(x.scalar_type(), v));
+    spec.max = spec.min = spec.mean = spec.norm = s;
+    return;
+  }
+  if (const CachedStatistics* hit = cached(t)) {
+    spec.max = hit->max;
+    spec.min = hit->min;
+    spec.mean = hit->mean;
+    spec.norm = hit->norm;
+    return;
+  }
+  at::Tensor c = x.contiguous();
+  Accumulated a = accumulate_tensor(c);
+  double n = static_cast<double>(c.numel());
+  at::ScalarType rt = integral || c.scalar_type() == at::kDouble ? at::kFloat : c.scalar_type();
+  if (a.nan) {
+    double nan = std::numeric_limits<double>::quiet_NaN();
+    spec.max = spec.min = spec.mean = spec.norm = Statistic::of(nan);
+    remember(t, spec);
+    return;
+  }
+  spec.max = Statistic::of(round_to(at::kFloat, a.max));
+  spec.min = Statistic::of(round_to(at::kFloat, a.min));
+  spec.mean = Statistic::of(round_to(rt, a.sum / n));
+  spec.norm = Statistic::of(round_to(rt, std::sqrt(a.sumsq)));
+  if (t.is_complex()) spec.norm = Statistic{};  // msprobe: no norm for complex tensors
+  remember(t, spec);
+}
+
+void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec) {
+  at::Tensor h = pending.to(at::kCPU, at::kDouble);
+  const double* v = h.data_ptr<double>();
+  if (h.numel() == 2) {
+    spec.max = {Statistic::Kind::boolean, v[0] != 0 ? 1.0 : 0.0};
+    spec.min = {Statistic::Kind::boolean, v[1] != 0 ? 1.0 : 0.0};
+    return;
+  }
+  spec.max = Statistic::of(v[0]);
+  spec.min = Statistic::of(v[1]);
+  spec.mean = Statistic::of(v[2]);
+  spec.norm = Statistic::of(v[3]);
+}
+
+}  // namespace acccheck::capture

@@ -1,0 +1,17 @@
+// Max / Min / Mean / Norm of a tensor as msprobe's dumper writes them (dump-format.md §2.5).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <acccheck/record.hpp>
+
+namespace acccheck::capture {
+
+// CPU tensors: computed now, in one pass over the elements. Tensors on another device: nothing is
+// read back here (no host sync on the training thread); the four values are computed on the device
+// into a 4-element float tensor returned in `pending`, which the writer thread copies to the host
+// and applies with apply_pending_statistics(). Statistics the rules leave empty stay null.
+void fill_statistics(const at::Tensor& t, TensorSpec& spec, at::Tensor* pending);
+void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec);
+
+}  // namespace acccheck::capture

@@ -1,0 +1,150 @@
+// libacccheck_preload.so: `acccheck dump -- PROG` puts this library in PROG's LD_PRELOAD with the
+// resolved options in ACCCHECK_DUMP_OPTIONS. Its initialiser runs before PROG's main(): it checks
+// that PROG resolves the same LibTorch as acccheck, hides itself from PROG's children (unless
+// --follow-children), and starts the engine with automatic steps. The summary is printed at exit.
+#include <link.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <string>
+
+#include "engine/capture_engine.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitPlugin = 5;  // acccheck's "plugin error" exit code (acccheck --help)
+
+// Every distinct LibTorch core library in the process. Two means PROG brought its own LibTorch
+// next to the one acccheck was built against: callbacks on one would never see the other's ops.
+std::set<std::string> loaded_libtorch() {
+  std::set<std::string> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        if (!info->dlpi_name || !*info->dlpi_name) return 0;
+        std::string base = fs::path(info->dlpi_name).filename().string();
+        if (base.rfind("libtorch_cpu.so", 0) == 0) {
+          std::error_code ec;
+          auto real = fs::canonical(info->dlpi_name, ec);
+          static_cast<std::set<std::string>*>(data)->insert(ec ? info->dlpi_name : real.string());
+        }
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+// Removes this library from LD_PRELOAD and the dump variables, so PROG's children run untouched.
+void hide_from_children() {
+  if (const char* pre = std::getenv("LD_PRELOAD")) {
+    std::string kept, item;
+    std::string all = pre;
+    for (std::size_t i = 0; i <= all.size(); ++i) {
+      if (i == all.size() || all[i] == ':' || all[i] == ' ') {
+        if (!item.empty() && item.find("libacccheck_preload") == std::string::npos) kept += (kept.empty() ? "" : ":") + item;
+        item.clear();
+      } else {
+        item += all[i];
+      }
+    }
+    if (kept.empty()) ::unsetenv("LD_PRELOAD");
+    else ::setenv("LD_PRELOAD", kept.c_str(), 1);
+  }
+  ::unsetenv("ACCCHECK_DUMP_OPTIONS");
+  ::unsetenv("ACCCHECK_DUMP_ROOT_PID");
+}
+
+// A crash: let the writer put what is queued on disk (the files stay unfinished; `acccheck dump`
+// finishes them), then die the way the program would have.
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+struct sigaction g_previous[NSIG];
+
+extern "C" void on_crash_signal(int sig) {
+  acccheck::capture::CaptureEngine::instance().drain_before_death(3000);
+  ::sigaction(sig, &g_previous[sig], nullptr);
+  ::raise(sig);
+}
+
+void install_crash_handlers() {
+  for (int sig : kCrashSignals) {
+    struct sigaction sa {};
+    sa.sa_handler = on_crash_signal;
+    sa.sa_flags = SA_NODEFER | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, &g_previous[sig]);
+  }
+}
+
+void finish_at_exit() {
+  try {
+    std::string s = acccheck::capture::CaptureEngine::instance().finish();
+    if (!s.empty()) std::cerr << s << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck dump: " << e.what() << "\n";
+  }
+}
+
+__attribute__((constructor)) void acccheck_preload_start() {
+  const char* text = std::getenv("ACCCHECK_DUMP_OPTIONS");
+  if (!text) return;
+  // The LibTorch acccheck was built against, as the build found it.
+  std::error_code ec;
+  std::string ours = fs::canonical(ACCCHECK_BUILD_TORCH_LIB, ec).string();
+  for (const auto& loaded : loaded_libtorch()) {
+    if (ec || loaded == ours) continue;
+    std::cerr << "acccheck dump: the program uses LibTorch " << loaded << ", acccheck was built against LibTorch "
+              << ACCCHECK_BUILD_TORCH_VERSION << " (" << ours << "): not started (rebuild acccheck against the "
+              << "program's LibTorch)\n";
+    std::_Exit(kExitPlugin);
+  }
+  acccheck::host::DumpOptions o;
+  try {
+    o = acccheck::host::parse_dump_options(text, "ACCCHECK_DUMP_OPTIONS");
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck dump: " << e.what() << "\n";
+    std::_Exit(2);
+  }
+  o.auto_step = true;
+  // A followed child without a rank of its own dumps beside the target, in its own folder.
+  const char* root = std::getenv("ACCCHECK_DUMP_ROOT_PID");
+  bool is_root = !root || std::to_string(::getpid()) == root;
+  bool ranked = std::getenv("RANK") || std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("PMI_RANK") ||
+                std::getenv("SLURM_PROCID");
+  if (!is_root && !ranked) o.dump_path = (fs::path(o.dump_path) / ("child-" + std::to_string(::getpid()))).string();
+  if (!root) ::setenv("ACCCHECK_DUMP_ROOT_PID", std::to_string(::getpid()).c_str(), 1);
+  if (!o.follow_children) hide_from_children();
+  try {
+    auto& engine = acccheck::capture::CaptureEngine::instance();
+    engine.configure(o);
+    engine.start();
+    std::atexit(finish_at_exit);
+    install_crash_handlers();
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck dump: " << e.what() << "; the program runs without dumping\n";
+  }
+}
+
+}  // namespace
+
+// _exit and _Exit skip exit handlers: the preloaded engine interposes them to finish the dump first
+// (only in the process that owns the engine; a forked child just exits).
+extern "C" {
+__attribute__((visibility("default"))) [[noreturn]] void _exit(int status) {
+  auto& engine = acccheck::capture::CaptureEngine::instance();
+  if (engine.owned_by_this_process() && !engine.finished()) {
+    std::string s = engine.finish();
+    if (!s.empty()) std::fprintf(stderr, "%s\n", s.c_str());
+  }
+  ::syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+__attribute__((visibility("default"))) [[noreturn]] void _Exit(int status) noexcept { _exit(status); }
+}

@@ -1,0 +1,85 @@
+// Statistics of the dump engine (dump-format.md §2.5) against hand-computed numbers.
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "engine/tensor_statistics.hpp"
+
+using acccheck::Statistic;
+using acccheck::TensorSpec;
+using acccheck::capture::fill_statistics;
+
+namespace {
+
+TensorSpec stats_of(const at::Tensor& t) {
+  TensorSpec s;
+  at::Tensor pending;
+  fill_statistics(t, s, &pending);
+  EXPECT_FALSE(pending.defined()) << "CPU tensors are computed at once";
+  return s;
+}
+
+}  // namespace
+
+TEST(TensorStatistics, FloatTensor) {
+  // [1, -2, 3, 4]: max 4, min -2, mean 6/4 = 1.5, norm sqrt(1+4+9+16) = sqrt(30).
+  auto s = stats_of(at::tensor({1.0f, -2.0f, 3.0f, 4.0f}));
+  EXPECT_EQ(s.max.value, 4.0);
+  EXPECT_EQ(s.min.value, -2.0);
+  EXPECT_EQ(s.mean.value, 1.5);
+  EXPECT_EQ(s.norm.value, static_cast<double>(static_cast<float>(std::sqrt(30.0))));
+  EXPECT_EQ(s.max.kind, Statistic::Kind::number);
+}
+
+TEST(TensorStatistics, LongerThanTheVectorLanesAndNonContiguous) {
+  // 0..19 (20 elements: two lanes of 8 plus a tail of 4): mean 9.5, norm sqrt(sum k^2) = sqrt(2470).
+  at::Tensor t = at::arange(20, at::kFloat);
+  auto s = stats_of(t);
+  EXPECT_EQ(s.max.value, 19.0);
+  EXPECT_EQ(s.min.value, 0.0);
+  EXPECT_EQ(s.mean.value, 9.5);
+  EXPECT_EQ(s.norm.value, static_cast<double>(static_cast<float>(std::sqrt(2470.0))));
+  // A transposed view: the same elements, so the same statistics.
+  auto v = stats_of(t.reshape({4, 5}).t());
+  EXPECT_EQ(v.mean.value, 9.5);
+  EXPECT_EQ(v.max.value, 19.0);
+}
+
+TEST(TensorStatistics, HalfMeanIsRoundedToHalf) {
+  // mean of [0.1, 0.2] in fp16: 0.1→0.0999755859375, 0.2→0.199951171875; mean 0.14996337890625
+  // rounds to the nearest fp16 0.1500244140625.
+  auto s = stats_of(at::tensor({0.1f, 0.2f}).to(at::kHalf));
+  EXPECT_EQ(s.mean.value, static_cast<double>(static_cast<float>(at::Half(0.14996337890625f))));
+  EXPECT_EQ(s.max.value, static_cast<double>(static_cast<float>(at::Half(0.2f))));
+}
+
+TEST(TensorStatistics, IntegersBoolsScalarsEmptyNan) {
+  auto i = stats_of(at::tensor({3, 5}, at::kLong));
+  EXPECT_EQ(i.max.value, 5.0);
+  EXPECT_EQ(i.mean.value, 4.0);
+  EXPECT_EQ(i.norm.value, static_cast<double>(static_cast<float>(std::sqrt(34.0))));
+  auto b = stats_of(at::tensor({1, 0}, at::kInt).to(at::kBool));
+  EXPECT_EQ(b.max.kind, Statistic::Kind::boolean);
+  EXPECT_EQ(b.max.value, 1.0);  // any
+  EXPECT_EQ(b.min.value, 0.0);  // all
+  EXPECT_FALSE(b.mean.present());
+  EXPECT_FALSE(b.norm.present());
+  auto z = stats_of(at::scalar_tensor(7, at::kLong));
+  EXPECT_EQ(z.max.kind, Statistic::Kind::integer);
+  EXPECT_EQ(z.norm.value, 7.0);
+  auto e = stats_of(at::empty({0, 3}));
+  EXPECT_FALSE(e.max.present());
+  EXPECT_FALSE(e.norm.present());
+  auto n = stats_of(at::tensor({1.0f, std::numeric_limits<float>::quiet_NaN()}));
+  EXPECT_TRUE(std::isnan(n.max.value));
+  EXPECT_TRUE(std::isnan(n.mean.value));
+  auto inf = stats_of(at::tensor({1.0f, std::numeric_limits<float>::infinity()}));
+  EXPECT_EQ(inf.max.value, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(inf.min.value, 1.0);
+  auto c = stats_of(at::tensor({3.0f, 4.0f}).view({1, 2}).view(at::kComplexFloat));  // |3+4i| = 5
+  EXPECT_EQ(c.max.value, 5.0);
+  EXPECT_FALSE(c.norm.present()) << "msprobe writes no norm for complex tensors";
+}
