@@ -4,6 +4,7 @@
 
 #include <boost/stacktrace.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -15,6 +16,10 @@ std::uint64_t RawStack::hash() const {
   std::uint64_t h = 1469598103934665603ull;
   for (void* f : frames) {
     h ^= reinterpret_cast<std::uintptr_t>(f);
+    h *= 1099511628211ull;
+  }
+  for (const auto& [code, line] : python) {
+    h ^= reinterpret_cast<std::uintptr_t>(code) + static_cast<std::uint64_t>(line);
     h *= 1099511628211ull;
   }
   return h;
@@ -75,6 +80,10 @@ SourceCache& sources() {
 
 std::vector<std::string> describe_stack(const RawStack& stack, bool full) {
   std::vector<std::string> lines;
+  for (const auto& [code, line] : stack.python)
+    lines.push_back("File " + code->file + ", line " + std::to_string(line) + ", in " + code->name + ", \n " +
+                    sources().line(code->file, static_cast<std::size_t>(std::max(line, 0))));
+  if (!stack.python.empty()) return lines;
   for (void* addr : stack.frames) {
     Dl_info info{};
     if (!::dladdr(addr, &info) || !info.dli_fname) continue;

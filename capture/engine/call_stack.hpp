@@ -8,17 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "engine/python_stack.hpp"
+
 namespace acccheck::capture {
 
 struct RawStack {
   std::vector<void*> frames;  // innermost first
+  PythonFrames python;        // innermost first; when present, these are the call's stack
   std::uint64_t hash() const;
 };
 
 // Return addresses of the calling thread, innermost first (at most `max_frames`).
 RawStack capture_raw_stack(std::size_t max_frames = 48);
 
-// Lines in msprobe's form, innermost user frame first, frames of LibTorch, acccheck and the C/C++
+// Lines in msprobe's form. Python frames when the call came from Python: "File /src/train.py,
+// line 9, in train_step, \n loss = model(x)". Otherwise C++ frames, innermost user frame first, frames of LibTorch, acccheck and the C/C++
 // runtime left out:  "File /src/train.cpp, line 42, in train_step(Net&), \n out = net(x);"
 // `full`: symbolised; otherwise "File libfoo.so+0x1a2b, line 0, in ??, \n " (resolve later with
 // addr2line -e libfoo.so 0x1a2b). An empty result becomes "The call stack retrieval failed.".

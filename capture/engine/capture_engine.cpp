@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -73,8 +74,13 @@ std::atomic<bool> g_backward_seen{false}; // a backward pass ran in this step (a
 std::atomic<std::uint64_t> g_epoch{1};    // bumped on start(): stale thread depths reset
 std::atomic<std::size_t> g_ops_seen{0};
 
-std::mutex g_ops_mutex;
-std::unordered_map<std::string, std::unique_ptr<OpInfo>> g_ops;
+// No global with a constructor in this library: the preload library's initialiser may run before
+// the dynamic initialisers of this file (their order between files is unspecified).
+std::mutex g_ops_mutex;  // constant-initialised
+std::unordered_map<std::string, std::unique_ptr<OpInfo>>& ops_table() {
+  static auto* t = new std::unordered_map<std::string, std::unique_ptr<OpInfo>>;
+  return *t;
+}
 
 struct ThreadState {
   std::uint64_t epoch = 0;
@@ -86,9 +92,10 @@ thread_local ThreadState tl;
 
 ThreadState& thread_state() {
   std::uint64_t e = g_epoch.load(std::memory_order_relaxed);
-  if (tl.epoch != e) {
+  if (tl.epoch != e) {  // a new configure()/start(): forget what this thread had cached
     tl.epoch = e;
     tl.depth = tl.backward_depth = 0;
+    tl.ops.clear();
   }
   return tl;
 }
@@ -134,7 +141,7 @@ const OpInfo* lookup(const at::RecordFunction& fn, ThreadState& ts) {
   const OpInfo* info;
   {
     std::lock_guard<std::mutex> lock(g_ops_mutex);
-    auto& slot = g_ops[name->name + "." + name->overload_name];
+    auto& slot = ops_table()[name->name + "." + name->overload_name];
     if (!slot) slot = classify(fn, *name);
     info = slot.get();
   }
@@ -182,6 +189,12 @@ void advance_step_locked(State& s) {
   s.scope = State::Scope::before;
   g_backward_seen.store(false);
   update_dumping(s);
+}
+
+std::int64_t first_requested(const host::IndexSelection& steps) {
+  std::int64_t first = steps.ranges.front().first;
+  for (const auto& r : steps.ranges) first = std::min(first, r.first);
+  return first;
 }
 
 bool exit_due(const State& s) {
@@ -310,9 +323,13 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (!info->replayable) r.extra.add("acccheck_replayable", Json::boolean(false));
   CaptureContext cc(ctx->captured, s->options.tensor_mode());
   encode_inputs(fn.inputs(), info->args, cc, r);
-  if (s->options.stack != host::StackMode::off) {
-    ctx->captured.stack = capture_raw_stack();
-    ctx->captured.has_stack = true;
+  const host::StackMode mode = s->options.stack;
+  if (mode != host::StackMode::off) {
+    RawStack& st = ctx->captured.stack;
+    // Python frames for calls made from Python (forward only: backward runs on autograd threads).
+    if (mode != host::StackMode::raw && ts.backward_depth == 0) st.python = capture_python_stack();
+    if (st.python.empty() && mode != host::StackMode::python) st = capture_raw_stack();
+    ctx->captured.has_stack = !st.python.empty() || !st.frames.empty();
   }
   return ctx;
 }
@@ -418,6 +435,43 @@ std::vector<std::string> own_plugin_dirs() {
   return dirs;
 }
 
+// ---- fork ---------------------------------------------------------------------------------------------
+// A forked child (a DataLoader worker) inherits the callbacks and the engine's memory but not the
+// writer thread. The locks are taken around fork() so the child never inherits one held by a
+// thread that does not exist there; in the child the parent's engine is abandoned (never touched,
+// never destroyed: its condition variables may have had waiters) and, with follow_children, a new
+// engine of the child's own writes into DIR/child-<pid>/.
+void before_fork() {
+  g_ops_mutex.lock();
+  if (g_state) g_state->mutex.lock();
+}
+
+void after_fork_in_parent() {
+  if (g_state) g_state->mutex.unlock();
+  g_ops_mutex.unlock();
+}
+
+void after_fork_in_child() {
+  State* parent = g_state;
+  if (parent) parent->mutex.unlock();
+  g_ops_mutex.unlock();
+  if (!parent) return;
+  g_state = nullptr;  // abandoned
+  g_dumping.store(false);
+  at::removeCallback(parent->callback);
+  at::removeCallback(parent->watch);
+  if (!parent->options.follow_children || parent->finished) return;
+  host::DumpOptions o = parent->options;
+  o.dump_path = (fs::path(o.dump_path) / ("child-" + std::to_string(::getpid()))).string();
+  bool started = parent->started;
+  try {
+    CaptureEngine::instance().configure(o);
+    if (started) CaptureEngine::instance().start();
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck dump: forked child " << ::getpid() << ": " << e.what() << "; not dumped\n";
+  }
+}
+
 }  // namespace
 
 CaptureEngine& CaptureEngine::instance() {
@@ -429,6 +483,8 @@ bool CaptureEngine::configured() const { return g_state != nullptr; }
 
 void CaptureEngine::configure(host::DumpOptions options) {
   if (g_state && !g_state->finished) throw std::runtime_error("a dump is already running in this process");
+  static std::once_flag fork_handlers;
+  std::call_once(fork_handlers, [] { ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child); });
   host::validate_dump_options(options, "dump options");
   auto s = std::make_unique<State>();
   s->options = std::move(options);
@@ -461,8 +517,12 @@ void CaptureEngine::configure(host::DumpOptions options) {
     (void)raw;
   });
   {
+    // A new configuration may classify differently. The old entries are retired, not freed: another
+    // thread may still hold a pointer until it sees the new epoch.
     std::lock_guard<std::mutex> lock(g_ops_mutex);
-    g_ops.clear();
+    static auto* retired = new std::vector<std::unique_ptr<OpInfo>>;
+    for (auto& kv : ops_table()) retired->push_back(std::move(kv.second));
+    ops_table().clear();
   }
   g_epoch.fetch_add(1);
   g_state = s.release();
@@ -539,6 +599,9 @@ std::string CaptureEngine::finish() {
     else if (!s->options.ranks.all() && !(s->rank && s->options.ranks.contains(*s->rank)))
       os << "this process is " << (s->rank ? "rank " + std::to_string(*s->rank) : std::string("not a ranked process"))
          << ", not in the rank list " << s->options.ranks.text();
+    else if (s->category_calls == 0 && !s->options.steps.all() && first_requested(s->options.steps) > s->step)
+      os << "no requested step was reached (steps " << s->options.steps.text() << " requested, the program ended in step "
+         << s->step << ")";
     else if (g_ops_seen.load() == 0)
       os << "no operator of the hook plugins' categories ran"
          << (s->started || s->options.auto_step ? "" : " (start() was never called)");

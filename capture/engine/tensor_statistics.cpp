@@ -103,34 +103,44 @@ bool no_data(const at::Tensor& t) {
 
 double scalar_of(const at::Tensor& t) { return t.to(at::kDouble).item<double>(); }
 
-// The output of one call is often the input of the next (relu → addmm): statistics of a tensor
-// that has not changed since are reused. A weak reference keeps the TensorImpl's address from being
-// reused by a new tensor while the entry exists; the version counter catches in-place changes.
+// The output of one call is often the input of the next (relu → addmm), and views cover the same
+// elements as their base (t, view, detach): statistics of the same elements, unchanged since, are
+// reused. Same elements: the same dtype, data pointer and element count, both dense without
+// overlap (so the element set is the whole range). A weak reference to the tensor the entry was
+// computed from keeps its storage — and so the data pointer — from being reused by another tensor
+// while the entry is alive; the version counter (shared by views) catches in-place changes.
 struct CachedStatistics {
   c10::weak_intrusive_ptr<c10::TensorImpl> impl{c10::intrusive_ptr<c10::TensorImpl>()};
   std::int64_t version = -1;
   const void* data = nullptr;
+  std::int64_t numel = 0;
+  at::ScalarType dtype = at::kFloat;
   Statistic max, min, mean, norm;
 };
 constexpr std::size_t kCacheSlots = 32;
 thread_local CachedStatistics t_cache[kCacheSlots];
 thread_local std::size_t t_cache_next = 0;
 
+bool cacheable(const at::Tensor& t) { return !t.is_inference() && t.is_non_overlapping_and_dense(); }
+
 const CachedStatistics* cached(const at::Tensor& t) {
-  if (t.is_inference()) return nullptr;
+  if (!cacheable(t)) return nullptr;
+  const void* data = t.data_ptr();
   for (const auto& c : t_cache)
-    if (c.impl._unsafe_get_target() == t.unsafeGetTensorImpl() && !c.impl.expired() && c.data == t.data_ptr() &&
+    if (c.data == data && c.numel == t.numel() && c.dtype == t.scalar_type() && !c.impl.expired() &&
         c.version == static_cast<std::int64_t>(t._version()))
       return &c;
   return nullptr;
 }
 
 void remember(const at::Tensor& t, const TensorSpec& spec) {
-  if (t.is_inference()) return;
+  if (!cacheable(t)) return;
   CachedStatistics& c = t_cache[t_cache_next++ % kCacheSlots];
   c.impl = c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr());
   c.version = static_cast<std::int64_t>(t._version());
   c.data = t.data_ptr();
+  c.numel = t.numel();
+  c.dtype = t.scalar_type();
   c.max = spec.max;
   c.min = spec.min;
   c.mean = spec.mean;

@@ -2,6 +2,7 @@
 // resolved options in ACCCHECK_DUMP_OPTIONS. Its initialiser runs before PROG's main(): it checks
 // that PROG resolves the same LibTorch as acccheck, hides itself from PROG's children (unless
 // --follow-children), and starts the engine with automatic steps. The summary is printed at exit.
+#include <dlfcn.h>
 #include <link.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <string>
@@ -40,6 +42,43 @@ std::set<std::string> loaded_libtorch() {
       },
       &found);
   return found;
+}
+
+// A LibTorch's version, from the Python package it belongs to (torch/lib/../version.py), if any.
+std::string version_of(const std::string& lib) {
+  std::ifstream in(fs::path(lib).parent_path().parent_path() / "version.py");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("__version__", 0) == 0) {
+      auto q = line.find_first_of("'\"");
+      auto e = q == std::string::npos ? q : line.find(line[q], q + 1);
+      if (e != std::string::npos) return line.substr(q + 1, e - q - 1);
+    }
+  return "";
+}
+
+// The canonical path of the LibTorch acccheck was built against. A function-local static, not a
+// global: this file's initialiser runs before or after globals' constructors, unspecified.
+std::string& our_torch() {
+  static auto* s = new std::string;
+  return *s;
+}
+
+// Refuses a process that resolves another LibTorch than acccheck's: the callbacks live in ours
+// and would never see the other's operators. One line naming both; the program ends (exit code 5).
+void refuse_foreign_libtorch() {
+  const std::string& ours = our_torch();
+  if (ours.empty()) return;
+  for (const auto& loaded : loaded_libtorch()) {
+    if (loaded == ours) continue;
+    std::string theirs = version_of(loaded);
+    std::fprintf(stderr,
+                 "acccheck dump: the program uses LibTorch %s%s%s, acccheck was built against LibTorch %s (%s): "
+                 "not dumped (rebuild acccheck against the program's LibTorch)\n",
+                 theirs.empty() ? "" : (theirs + " (").c_str(), loaded.c_str(), theirs.empty() ? "" : ")",
+                 ACCCHECK_BUILD_TORCH_VERSION, ours.c_str());
+    std::fflush(stderr);
+    ::syscall(SYS_exit_group, kExitPlugin);
+  }
 }
 
 // Removes this library from LD_PRELOAD and the dump variables, so PROG's children run untouched.
@@ -73,7 +112,20 @@ extern "C" void on_crash_signal(int sig) {
   ::raise(sig);
 }
 
+// SIGTERM / SIGHUP with no handler of the program's: the same, so the dump survives a `kill`.
+constexpr int kTerminationSignals[] = {SIGTERM, SIGHUP};
+
 void install_crash_handlers() {
+  for (int sig : kTerminationSignals) {
+    struct sigaction old {};
+    ::sigaction(sig, nullptr, &old);
+    if (old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa {};
+    sa.sa_handler = on_crash_signal;
+    sa.sa_flags = SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, &g_previous[sig]);
+  }
   for (int sig : kCrashSignals) {
     struct sigaction sa {};
     sa.sa_handler = on_crash_signal;
@@ -95,16 +147,13 @@ void finish_at_exit() {
 __attribute__((constructor)) void acccheck_preload_start() {
   const char* text = std::getenv("ACCCHECK_DUMP_OPTIONS");
   if (!text) return;
-  // The LibTorch acccheck was built against, as the build found it.
+  // The LibTorch acccheck was built against, as the build found it. A program that already loads
+  // another one is refused before main(); one that loads it later (Python importing a pip wheel's
+  // torch) when its dlopen returns.
   std::error_code ec;
-  std::string ours = fs::canonical(ACCCHECK_BUILD_TORCH_LIB, ec).string();
-  for (const auto& loaded : loaded_libtorch()) {
-    if (ec || loaded == ours) continue;
-    std::cerr << "acccheck dump: the program uses LibTorch " << loaded << ", acccheck was built against LibTorch "
-              << ACCCHECK_BUILD_TORCH_VERSION << " (" << ours << "): not started (rebuild acccheck against the "
-              << "program's LibTorch)\n";
-    std::_Exit(kExitPlugin);
-  }
+  our_torch() = fs::canonical(ACCCHECK_BUILD_TORCH_LIB, ec).string();
+  if (ec) our_torch().clear();
+  refuse_foreign_libtorch();
   acccheck::host::DumpOptions o;
   try {
     o = acccheck::host::parse_dump_options(text, "ACCCHECK_DUMP_OPTIONS");
@@ -147,4 +196,13 @@ __attribute__((visibility("default"))) [[noreturn]] void _exit(int status) {
   __builtin_unreachable();
 }
 __attribute__((visibility("default"))) [[noreturn]] void _Exit(int status) noexcept { _exit(status); }
+
+// Libraries loaded later (Python's `import torch`) are checked for a foreign LibTorch.
+__attribute__((visibility("default"))) void* dlopen(const char* file, int mode) {
+  using Real = void* (*)(const char*, int);
+  static Real real = reinterpret_cast<Real>(::dlsym(RTLD_NEXT, "dlopen"));
+  void* handle = real(file, mode);
+  if (handle) refuse_foreign_libtorch();
+  return handle;
+}
 }

@@ -80,6 +80,7 @@ IndexSelection parse_index_selection(const std::vector<std::string>& items, cons
 const char* stack_mode_name(StackMode m) {
   switch (m) {
     case StackMode::off: return "off";
+    case StackMode::python: return "python";
     case StackMode::raw: return "raw";
     case StackMode::full: return "full";
   }
@@ -176,9 +177,10 @@ DumpOptions parse_dump_options(const std::string& yaml_text, const std::string& 
     } else if (key == "stack") {
       std::string s = r.scalar(v, key);
       if (s == "off") o.stack = StackMode::off;
+      else if (s == "python") o.stack = StackMode::python;
       else if (s == "raw") o.stack = StackMode::raw;
       else if (s == "full") o.stack = StackMode::full;
-      else throw std::runtime_error(r.at(v, key) + ": expected off, raw or full, found '" + s + "'");
+      else throw std::runtime_error(r.at(v, key) + ": expected off, python, raw or full, found '" + s + "'");
     } else if (key == "capture_backward_ops") o.capture_backward_ops = r.boolean(v, key);
     else if (key == "exit_after_last_step") o.exit_after_last_step = r.boolean(v, key);
     else if (key == "follow_children") o.follow_children = r.boolean(v, key);

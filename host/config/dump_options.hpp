@@ -23,7 +23,10 @@ struct IndexSelection {
 // "1,2,5-7" or a YAML list's items ("3", "5-7"). Throws "<where>: '<item>': expected ...".
 IndexSelection parse_index_selection(const std::vector<std::string>& items, const std::string& where);
 
-enum class StackMode { off, raw, full };
+// off: no stack.json. python: Python frames only (calls from Python; none otherwise). raw: C++
+// return addresses as module+offset. full: Python frames for calls from Python, symbolised C++
+// frames otherwise.
+enum class StackMode { off, python, raw, full };
 
 struct DumpOptions {
   std::string dump_path;

@@ -83,3 +83,19 @@ TEST(TensorStatistics, IntegersBoolsScalarsEmptyNan) {
   EXPECT_EQ(c.max.value, 5.0);
   EXPECT_FALSE(c.norm.present()) << "msprobe writes no norm for complex tensors";
 }
+
+TEST(TensorStatistics, ReusedOnlyWhileTheElementsAreUnchanged) {
+  at::Tensor x = at::tensor({1.0f, 2.0f, 3.0f, 4.0f}).reshape({2, 2});
+  EXPECT_EQ(stats_of(x).mean.value, 2.5);
+  EXPECT_EQ(stats_of(x.t()).mean.value, 2.5) << "a transposed view: the same elements";
+  x.add_(1.0f);  // in place: the version counter moves, for the view too
+  EXPECT_EQ(stats_of(x).mean.value, 3.5);
+  EXPECT_EQ(stats_of(x.t()).max.value, 5.0);
+  // Half of the storage is not the same element set.
+  EXPECT_EQ(stats_of(x.reshape({4}).slice(0, 0, 2)).mean.value, 2.5);
+  // A new tensor at a reused address is never mistaken for a freed one.
+  for (int i = 0; i < 50; ++i) {
+    at::Tensor y = at::full({64}, static_cast<float>(i));
+    ASSERT_EQ(stats_of(y).max.value, static_cast<double>(i));
+  }
+}

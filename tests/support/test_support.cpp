@@ -97,6 +97,9 @@ std::string build_example(const std::string& name, const TempDir& dir) {
   std::string build = dir / "build";
   std::string configure = quote(ACCCHECK_CMAKE) + " -S " + quote(src) + " -B " + quote(build) +
                           " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH=" + quote(installed_sdk_prefix());
+  if (std::string(ACCCHECK_EXAMPLE_FLAGS).size())
+    for (const char* var : {"CMAKE_CXX_FLAGS", "CMAKE_EXE_LINKER_FLAGS", "CMAKE_SHARED_LINKER_FLAGS", "CMAKE_MODULE_LINKER_FLAGS"})
+      configure += std::string(" -D") + var + "=" + quote(ACCCHECK_EXAMPLE_FLAGS);
   EXPECT_EQ(run_shell(configure, dir / "configure.log"), 0) << read_file(dir / "configure.log");
   EXPECT_EQ(run_shell(quote(ACCCHECK_CMAKE) + " --build " + quote(build), dir / "build.log"), 0)
       << read_file(dir / "build.log");

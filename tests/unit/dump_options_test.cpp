@@ -88,7 +88,7 @@ TEST(DumpOptions, MsprobeLayoutAndAcccheckKeys) {
 
 TEST(DumpOptions, ErrorsNameTheFileLineAndKey) {
   EXPECT_EQ(error_of("dump_path: x\nsteps: [1]\n").substr(0, 40), "c.yaml: line 2: 'steps': unknown dump op");
-  EXPECT_EQ(error_of("stack: sometimes\n"), "c.yaml: line 1: 'stack': expected off, raw or full, found 'sometimes'");
+  EXPECT_EQ(error_of("stack: sometimes\n"), "c.yaml: line 1: 'stack': expected off, python, raw or full, found 'sometimes'");
   EXPECT_EQ(error_of("queue_size: 0\n"), "c.yaml: line 1: 'queue_size': expected a whole number > 0, found '0'");
   EXPECT_EQ(error_of("exit_after_last_step: maybe\n"),
             "c.yaml: line 1: 'exit_after_last_step': expected true or false, found 'maybe'");

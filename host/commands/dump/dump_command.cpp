@@ -35,7 +35,7 @@ void add_dump_options(po::options_description& d) {
       ("list", po::value<std::vector<std::string>>()->multitoken(), "entry names or substrings to keep")
       ("black-list", po::value<std::vector<std::string>>()->multitoken(), "entry names or substrings to leave out")
       ("scope", po::value<std::vector<std::string>>()->multitoken(), "FIRST LAST: keep the entries between them")
-      ("stack", po::value<std::string>(), "call stacks in stack.json: off, raw (addresses) or full (default)")
+      ("stack", po::value<std::string>(), "call stacks in stack.json: off, python (Python frames only), raw (C++ addresses) or full (default: Python frames for calls from Python, C++ frames otherwise)")
       ("capture-backward-ops", po::bool_switch(), "record the operators autograd runs as entries too")
       ("exit-after-last-step", po::bool_switch(), "end the program once the last requested step is dumped")
       ("follow-children", po::bool_switch(), "capture the program's child processes too")
@@ -68,9 +68,10 @@ DumpOptions options_from(const po::variables_map& vm) {
   if (vm.count("stack")) {
     std::string s = vm["stack"].as<std::string>();
     if (s == "off") o.stack = StackMode::off;
+    else if (s == "python") o.stack = StackMode::python;
     else if (s == "raw") o.stack = StackMode::raw;
     else if (s == "full") o.stack = StackMode::full;
-    else throw std::runtime_error("--stack: expected off, raw or full, found '" + s + "'");
+    else throw std::runtime_error("--stack: expected off, python, raw or full, found '" + s + "'");
   }
   if (vm["capture-backward-ops"].as<bool>()) o.capture_backward_ops = true;
   if (vm["exit-after-last-step"].as<bool>()) o.exit_after_last_step = true;
@@ -134,7 +135,7 @@ int run_repair(const std::string& dir) {
   return kExitOk;
 }
 
-int status_of(int wait_status, const std::string& program, const DumpOptions& o) {
+int status_of(int wait_status, const std::string& program) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   int sig = WTERMSIG(wait_status);
   std::cerr << "acccheck dump: " << program << " was killed by signal " << sig << " (" << strsignal(sig) << ")\n";
@@ -202,7 +203,7 @@ int run_dump(const po::variables_map& vm, const std::vector<std::string>& progra
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
-  int code = status_of(wstatus, argv[0], o);
+  int code = status_of(wstatus, argv[0]);
   // A program that crashed or called _exit never finished its files: finish them now.
   try {
     if (std::size_t n = repair_all(o.dump_path, true))

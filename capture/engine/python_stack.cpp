@@ -1,0 +1,113 @@
+#include "engine/python_stack.hpp"
+
+#include <dlfcn.h>
+
+#include <unordered_map>
+
+namespace acccheck::capture {
+
+namespace {
+
+// The few C API functions used, as opaque pointers (CPython 3.9+ ABI, all exported by libpython or
+// by a statically linked interpreter such as Debian's /usr/bin/python3).
+struct PythonApi {
+  using Obj = void*;
+  int (*is_initialized)() = nullptr;
+  int (*is_finalizing)() = nullptr;
+  Obj (*this_thread_state)() = nullptr;
+  int (*gil_ensure)() = nullptr;
+  void (*gil_release)(int) = nullptr;
+  Obj (*thread_frame)(Obj) = nullptr;
+  Obj (*frame_back)(Obj) = nullptr;
+  Obj (*frame_code)(Obj) = nullptr;
+  int (*frame_line)(Obj) = nullptr;
+  void (*incref)(Obj) = nullptr;
+  void (*decref)(Obj) = nullptr;
+  Obj (*get_attr)(Obj, const char*) = nullptr;
+  const char* (*utf8)(Obj) = nullptr;
+  void (*err_clear)() = nullptr;
+  bool ok = false;
+
+  PythonApi() {
+    auto sym = [](const char* name) { return ::dlsym(RTLD_DEFAULT, name); };
+    is_initialized = reinterpret_cast<int (*)()>(sym("Py_IsInitialized"));
+    is_finalizing = reinterpret_cast<int (*)()>(sym("Py_IsFinalizing"));
+    if (!is_finalizing) is_finalizing = reinterpret_cast<int (*)()>(sym("_Py_IsFinalizing"));
+    this_thread_state = reinterpret_cast<Obj (*)()>(sym("PyGILState_GetThisThreadState"));
+    gil_ensure = reinterpret_cast<int (*)()>(sym("PyGILState_Ensure"));
+    gil_release = reinterpret_cast<void (*)(int)>(sym("PyGILState_Release"));
+    thread_frame = reinterpret_cast<Obj (*)(Obj)>(sym("PyThreadState_GetFrame"));
+    frame_back = reinterpret_cast<Obj (*)(Obj)>(sym("PyFrame_GetBack"));
+    frame_code = reinterpret_cast<Obj (*)(Obj)>(sym("PyFrame_GetCode"));
+    frame_line = reinterpret_cast<int (*)(Obj)>(sym("PyFrame_GetLineNumber"));
+    incref = reinterpret_cast<void (*)(Obj)>(sym("Py_IncRef"));
+    decref = reinterpret_cast<void (*)(Obj)>(sym("Py_DecRef"));
+    get_attr = reinterpret_cast<Obj (*)(Obj, const char*)>(sym("PyObject_GetAttrString"));
+    utf8 = reinterpret_cast<const char* (*)(Obj)>(sym("PyUnicode_AsUTF8"));
+    err_clear = reinterpret_cast<void (*)()>(sym("PyErr_Clear"));
+    ok = is_initialized && is_finalizing && this_thread_state && gil_ensure && gil_release && thread_frame &&
+         frame_back && frame_code && frame_line && incref && decref && get_attr && utf8 && err_clear;
+  }
+};
+
+// Looked up on first use, not at load: the preload library starts before the interpreter.
+const PythonApi& api() {
+  static const PythonApi* a = new PythonApi;
+  return *a;
+}
+
+// Code object → names; accessed only with the GIL held. Never shrinks (code objects are pinned).
+std::unordered_map<void*, PythonCode>& codes() {
+  static auto* m = new std::unordered_map<void*, PythonCode>;
+  return *m;
+}
+
+std::string text_attr(const PythonApi& py, void* obj, const char* name) {
+  void* v = py.get_attr(obj, name);
+  if (!v) {
+    py.err_clear();
+    return "?";
+  }
+  const char* s = py.utf8(v);
+  std::string out = s ? s : "?";
+  if (!s) py.err_clear();
+  py.decref(v);
+  return out;
+}
+
+const PythonCode* code_of(const PythonApi& py, void* code) {
+  auto& m = codes();
+  auto it = m.find(code);
+  if (it != m.end()) return &it->second;
+  py.incref(code);  // pinned: the pointer stays this code object's key
+  // co_name, as the reference's traceback-based stacks print it.
+  PythonCode c{text_attr(py, code, "co_filename"), text_attr(py, code, "co_name")};
+  return &m.emplace(code, std::move(c)).first->second;
+}
+
+}  // namespace
+
+bool python_present() { return api().ok && api().is_initialized(); }
+
+PythonFrames capture_python_stack(std::size_t max_frames) {
+  PythonFrames frames;
+  const PythonApi& py = api();
+  if (!py.ok || !py.is_initialized() || py.is_finalizing() || !py.this_thread_state()) return frames;
+  int gil = py.gil_ensure();
+  void* frame = py.thread_frame(py.this_thread_state());
+  while (frame && frames.size() < max_frames) {
+    void* code = py.frame_code(frame);
+    if (code) {
+      frames.emplace_back(code_of(py, code), py.frame_line(frame));
+      py.decref(code);
+    }
+    void* back = py.frame_back(frame);
+    py.decref(frame);
+    frame = back;
+  }
+  if (frame) py.decref(frame);
+  py.gil_release(gil);
+  return frames;
+}
+
+}  // namespace acccheck::capture
