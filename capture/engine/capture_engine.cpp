@@ -260,6 +260,22 @@ bool has_leaf_requiring_grad(c10::ArrayRef<const c10::IValue> inputs) {
   return false;
 }
 
+// Automatic steps (no code change): a new step begins with the first operator, after a backward
+// pass, that runs with grad mode on and takes a parameter (a leaf that requires grad): the next
+// forward pass. The optimizer (no-grad) and logging of the loss stay in the step they follow.
+void begin_step_if_forward_starts(State& s, const at::RecordFunction& fn) {
+  if (!g_backward_seen.load(std::memory_order_relaxed) || !at::GradMode::is_enabled() ||
+      !has_leaf_requiring_grad(fn.inputs()))
+    return;
+  bool exit_now;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    advance_step_locked(s);
+    exit_now = exit_due(s);
+  }
+  if (exit_now) CaptureEngine::instance().finish_and_exit("the last requested step was dumped");
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   State* s = g_state;
   if (!s) return nullptr;
@@ -276,19 +292,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (++ts.depth > 1) return nullptr;
   if (ts.backward_depth > 0 && !s->options.capture_backward_ops) return nullptr;
   g_ops_seen.fetch_add(1, std::memory_order_relaxed);
-  // Automatic steps (no code change): a new step begins with the first operator, after a backward
-  // pass, that runs with grad mode on and takes a parameter (a leaf that requires grad): the next
-  // forward pass. The optimizer (no-grad) and logging of the loss stay in the step they follow.
-  if (s->options.auto_step && g_backward_seen.load(std::memory_order_relaxed) && ts.backward_depth == 0 &&
-      at::GradMode::is_enabled() && has_leaf_requiring_grad(fn.inputs())) {
-    bool exit_now;
-    {
-      std::lock_guard<std::mutex> lock(s->mutex);
-      advance_step_locked(*s);
-      exit_now = exit_due(*s);
-    }
-    if (exit_now) CaptureEngine::instance().finish_and_exit("the last requested step was dumped");
-  }
+  if (s->options.auto_step && ts.backward_depth == 0) begin_step_if_forward_starts(*s, fn);
   if (!g_dumping.load(std::memory_order_relaxed)) return nullptr;
 
   at::RecordFunctionGuard off(false);  // what the tool runs is not recorded
@@ -388,16 +392,7 @@ std::unique_ptr<at::ObserverContext> on_watch_start(const at::RecordFunction& fn
   }
   if (!info->kept || ts.backward_depth > 0) return nullptr;
   g_ops_seen.fetch_add(1, std::memory_order_relaxed);
-  if (g_backward_seen.load(std::memory_order_relaxed) && at::GradMode::is_enabled() &&
-      has_leaf_requiring_grad(fn.inputs())) {
-    bool exit_now;
-    {
-      std::lock_guard<std::mutex> lock(s->mutex);
-      advance_step_locked(*s);
-      exit_now = exit_due(*s);
-    }
-    if (exit_now) CaptureEngine::instance().finish_and_exit("the last requested step was dumped");
-  }
+  begin_step_if_forward_starts(*s, fn);
   return nullptr;
 }
 

@@ -3,11 +3,13 @@
 // that PROG resolves the same LibTorch as acccheck, hides itself from PROG's children (unless
 // --follow-children), and starts the engine with automatic steps. The summary is printed at exit.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include <iostream>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "engine/capture_engine.hpp"
 
@@ -112,19 +115,50 @@ extern "C" void on_crash_signal(int sig) {
   ::raise(sig);
 }
 
-// SIGTERM / SIGHUP with no handler of the program's: the same, so the dump survives a `kill`.
+// SIGTERM / SIGHUP with no handler of the program's: the dump is finished properly (stack.json
+// included) before the signal takes its default action. The handler only writes the signal number
+// to a pipe; a thread of ours, outside signal context, finishes the dump and re-raises it. In a
+// forked child (no such thread) the signal acts at once.
 constexpr int kTerminationSignals[] = {SIGTERM, SIGHUP};
+int g_term_pipe[2] = {-1, -1};
+pid_t g_term_pid = 0;
+
+extern "C" void on_termination_signal(int sig) {
+  unsigned char b = static_cast<unsigned char>(sig);
+  if (::getpid() != g_term_pid || ::write(g_term_pipe[1], &b, 1) != 1) {
+    ::sigaction(sig, &g_previous[sig], nullptr);
+    ::raise(sig);
+  }
+}
+
+void finish_then_reraise() {
+  unsigned char b = 0;
+  while (::read(g_term_pipe[0], &b, 1) < 0 && errno == EINTR) {
+  }
+  int sig = b;
+  try {
+    std::string summary = acccheck::capture::CaptureEngine::instance().finish();
+    if (!summary.empty()) std::cerr << summary << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck dump: " << e.what() << "\n";
+  }
+  ::sigaction(sig, &g_previous[sig], nullptr);
+  ::kill(::getpid(), sig);
+}
 
 void install_crash_handlers() {
-  for (int sig : kTerminationSignals) {
-    struct sigaction old {};
-    ::sigaction(sig, nullptr, &old);
-    if (old.sa_handler != SIG_DFL) continue;
-    struct sigaction sa {};
-    sa.sa_handler = on_crash_signal;
-    sa.sa_flags = SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(sig, &sa, &g_previous[sig]);
+  if (::pipe2(g_term_pipe, O_CLOEXEC) == 0) {
+    g_term_pid = ::getpid();
+    std::thread(finish_then_reraise).detach();
+    for (int sig : kTerminationSignals) {
+      struct sigaction old {};
+      ::sigaction(sig, nullptr, &old);
+      if (old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = on_termination_signal;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, &g_previous[sig]);
+    }
   }
   for (int sig : kCrashSignals) {
     struct sigaction sa {};

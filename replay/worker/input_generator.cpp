@@ -10,6 +10,7 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -89,7 +90,13 @@ std::uint64_t le64(const std::vector<char>& b, std::size_t at) {
 // before LibTorch reads it: LibTorch 1.13's zip reader (miniz) reads out of bounds on some
 // malformed directories (found by fuzz_tensor_pt), so a corrupt tensor file would crash the
 // worker instead of being reported. Returns why the bytes are not a well-formed zip, or "".
-std::string zip_structure_problem(const std::vector<char>& b) {
+// Where the pickle (<stem>/data.pkl, stored uncompressed by torch.save) lies in the archive.
+struct PickleRecord {
+  std::uint64_t offset = 0, size = 0;
+  bool found = false;
+};
+
+std::string zip_structure_problem(const std::vector<char>& b, PickleRecord& pickle) {
   const std::uint64_t n = b.size();
   if (n < 22) return "too short for a zip archive";
   std::size_t eocd = std::string::npos;
@@ -141,9 +148,103 @@ std::string zip_structure_problem(const std::vector<char>& b) {
       return "entry " + std::to_string(e) + " points outside the file";
     const std::uint64_t data = local + 30 + le16(b, static_cast<std::size_t>(local) + 26) + le16(b, static_cast<std::size_t>(local) + 28);
     if (data > cd_offset || compressed > cd_offset - data) return "entry " + std::to_string(e) + "'s data lies outside the file";
+    const std::string name(b.data() + h + 46, name_len);
+    if (name.size() >= 8 && name.compare(name.size() - 8, 8, "data.pkl") == 0 && le16(b, h + 10) == 0) {
+      pickle.offset = data;
+      pickle.size = compressed;
+      pickle.found = true;
+    }
     at += 46u + name_len + extra_len + comment_len;
   }
   return "";
+}
+
+// A pickle torch.save wrote holds one small object graph: every declared length fits in the
+// pickle, and every integer (sizes, strides, offsets, the storage's element count) and memo index
+// is bounded by the size of the file. LibTorch's unpickler trusts declared lengths and element
+// counts (fuzz_tensor_pt: 30 GB allocations), so the opcodes are walked first. Returns why the
+// pickle is not one torch.save writes, or "".
+std::string pickle_problem(const std::vector<char>& b, const PickleRecord& rec) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(b.data()) + rec.offset;
+  const std::uint64_t n = rec.size, bound = b.size();
+  std::uint64_t i = 0;
+  auto need = [&](std::uint64_t k) { return k <= n - i; };
+  auto uint_le = [&](std::uint64_t k) {
+    std::uint64_t v = 0;
+    for (std::uint64_t j = 0; j < k; ++j) v |= static_cast<std::uint64_t>(p[i + j]) << (8 * j);
+    return v;
+  };
+  auto line = [&]() {  // a newline-terminated argument
+    while (i < n && p[i] != '\n') ++i;
+    if (i == n) return false;
+    ++i;
+    return true;
+  };
+  while (i < n) {
+    const unsigned char op = p[i++];
+    const std::string at = " at byte " + std::to_string(i - 1) + " of the pickle";
+    switch (op) {
+      case '.': return "";  // STOP
+      case '(': case '0': case '1': case '2': case 'N': case 'R': case 'a': case 'b': case 'd': case '}':
+      case 'e': case 'l': case ']': case 'o': case 's': case 't': case ')': case 'u': case 'Q': case 0x81:
+      case 0x85: case 0x86: case 0x87: case 0x88: case 0x89: case 0x8f: case 0x90: case 0x91: case 0x92:
+      case 0x93: case 0x94: case 0x97: case 0x98:
+        break;
+      case 0x80: case 0x82:  // PROTO, EXT1
+        if (!need(1)) return "truncated opcode" + at;
+        i += 1;
+        break;
+      case 'K': case 'h': case 'q': case 'M': case 0x83: case 'J': case 'j': case 'r': case 0x84: {
+        const std::uint64_t k = (op == 'K' || op == 'h' || op == 'q') ? 1 : (op == 'M' || op == 0x83) ? 2 : 4;
+        if (!need(k)) return "truncated opcode" + at;
+        std::uint64_t v = uint_le(k);
+        if (op == 'J') v = static_cast<std::uint64_t>(std::llabs(static_cast<std::int32_t>(v)));
+        if (v > bound) return "an integer or memo index of " + std::to_string(v) + " in a " + std::to_string(bound) + "-byte file" + at;
+        i += k;
+        break;
+      }
+      case 'G':
+        if (!need(8)) return "truncated float" + at;
+        i += 8;
+        break;
+      case 0x8a: {  // LONG1: an integer of up to 8 bytes here
+        if (!need(1)) return "truncated integer" + at;
+        const std::uint64_t k = p[i++];
+        if (k > 8 || !need(k)) return "an integer of " + std::to_string(k) + " bytes" + at;
+        std::uint64_t v = uint_le(k);
+        if (k > 0 && (p[i + k - 1] & 0x80))  // negative (two's complement of k bytes): its magnitude
+          v = k == 8 ? ~v + 1 : (std::uint64_t{1} << (8 * k)) - v;
+        if (v > bound) return "an integer of " + std::to_string(v) + " in a " + std::to_string(bound) + "-byte file" + at;
+        i += k;
+        break;
+      }
+      case 'U': case 'C': case 0x8c: {
+        if (!need(1)) return "truncated string" + at;
+        const std::uint64_t k = p[i++];
+        if (!need(k)) return "a string longer than the pickle" + at;
+        i += k;
+        break;
+      }
+      case 'T': case 'B': case 'X': case 0x8d: case 0x8e: case 0x96: case 0x95: {
+        const std::uint64_t w = (op == 'T' || op == 'B' || op == 'X') ? 4 : 8;
+        if (!need(w)) return "truncated length" + at;
+        const std::uint64_t k = uint_le(w);
+        i += w;
+        if (op == 0x95) break;  // FRAME: a length hint only
+        if (!need(k)) return "a string of " + std::to_string(k) + " bytes in a " + std::to_string(n) + "-byte pickle" + at;
+        i += k;
+        break;
+      }
+      case 'I': case 'L': case 'S': case 'V': case 'F': case 'g': case 'p': case 'P':
+        if (!line()) return "unterminated argument" + at;
+        break;
+      case 'c': case 'i':
+        if (!line() || !line()) return "unterminated global" + at;
+        break;
+      default: return "unknown opcode " + std::to_string(op) + at;
+    }
+  }
+  return "no STOP opcode";
 }
 
 }  // namespace
@@ -152,8 +253,10 @@ at::Tensor load_tensor_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open the tensor file");
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (std::string why = zip_structure_problem(bytes); !why.empty())
-    throw std::runtime_error(path + ": not a tensor file written by torch.save (" + why + ")");
+  PickleRecord pickle;
+  std::string why = zip_structure_problem(bytes, pickle);
+  if (why.empty()) why = pickle.found ? pickle_problem(bytes, pickle) : "no data.pkl record";
+  if (!why.empty()) throw std::runtime_error(path + ": not a tensor file written by torch.save (" + why + ")");
   c10::IValue v;
   try {
     v = torch::jit::pickle_load(bytes);

@@ -5,6 +5,7 @@
 
 #include "acccheck/output_file.hpp"
 #include "acccheck/record.hpp"
+#include "dump_json_layout.hpp"
 
 namespace acccheck {
 
@@ -16,28 +17,14 @@ struct DumpJsonWriter::Impl {
 };
 
 DumpJsonWriter::DumpJsonWriter(std::string path, DumpHeader header) : impl_(new Impl(std::move(path))) {
-  Json top = Json::object();
-  top.add("task", Json::string(header.task));
-  top.add("level", Json::string(header.level));
-  if (header.framework) top.add("framework", Json::string(*header.framework));
-  top.add("dump_data_dir", header.dump_data_dir ? Json::string(*header.dump_data_dir) : Json());
-  std::string head = to_json_text(top, 1);
-  head.pop_back();  // drop the closing "\n}" to continue with "data"
-  head.pop_back();
-  head += ",\n \"data\": {";
-  impl_->file.write(head);
+  impl_->file.write(detail::dump_json_head(header));
 }
 
 DumpJsonWriter::~DumpJsonWriter() { delete impl_; }
 
 void DumpJsonWriter::write(const ApiRecord& record) {
-  std::string out = impl_->first ? "\n  " : ",\n  ";
+  impl_->file.write(detail::dump_json_entry(record, impl_->first));
   impl_->first = false;
-  Json key = Json::string(record.entry_name());
-  write_json(out, key, 1, 2);
-  out += ": ";
-  write_json(out, record_to_json(record), 1, 2);
-  impl_->file.write(out);
   impl_->file.flush();
 }
 
@@ -47,6 +34,29 @@ void DumpJsonWriter::finish() {
   impl_->file.commit();
   impl_->finished = true;
 }
+
+namespace detail {
+
+std::string dump_json_head(const DumpHeader& header) {
+  Json top = Json::object();
+  top.add("task", Json::string(header.task));
+  top.add("level", Json::string(header.level));
+  if (header.framework) top.add("framework", Json::string(*header.framework));
+  top.add("dump_data_dir", header.dump_data_dir ? Json::string(*header.dump_data_dir) : Json());
+  std::string head = to_json_text(top, 1);
+  head.resize(head.size() - 2);  // drop the closing "\n}" to continue with "data"
+  return head + ",\n \"data\": {";
+}
+
+std::string dump_json_entry(const ApiRecord& record, bool first) {
+  std::string out = first ? "\n  " : ",\n  ";
+  write_json(out, Json::string(record.entry_name()), 1, 2);
+  out += ": ";
+  write_json(out, record_to_json(record), 1, 2);
+  return out;
+}
+
+}  // namespace detail
 
 namespace {
 

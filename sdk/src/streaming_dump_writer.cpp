@@ -13,22 +13,11 @@
 #include <stdexcept>
 
 #include "acccheck/record.hpp"
+#include "dump_json_layout.hpp"
 
 namespace acccheck {
 
 namespace {
-
-std::string dump_json_head(const DumpHeader& header) {
-  Json top = Json::object();
-  top.add("task", Json::string(header.task));
-  top.add("level", Json::string(header.level));
-  if (header.framework) top.add("framework", Json::string(*header.framework));
-  top.add("dump_data_dir", header.dump_data_dir ? Json::string(*header.dump_data_dir) : Json());
-  std::string head = to_json_text(top, 1);
-  head.resize(head.size() - 2);  // drop the closing "\n}" to continue with "data"
-  head += ",\n \"data\": {";
-  return head;
-}
 
 constexpr std::string_view kDataOpen = "\"data\": {";
 constexpr std::string_view kEntryEnd = "\n  }";
@@ -42,7 +31,7 @@ StreamingDumpJsonWriter::StreamingDumpJsonWriter(std::string path, const DumpHea
     throw std::runtime_error(path_ + ": " + (e == ELOOP ? std::string("refusing to write through a symbolic link")
                                                         : std::string(std::strerror(e))));
   }
-  write_all(dump_json_head(header));
+  write_all(detail::dump_json_head(header));
 }
 
 StreamingDumpJsonWriter::~StreamingDumpJsonWriter() {
@@ -63,11 +52,7 @@ void StreamingDumpJsonWriter::write_all(const std::string& bytes) {
 }
 
 void StreamingDumpJsonWriter::write(const ApiRecord& record) {
-  std::string out = entries_ == 0 ? "\n  " : ",\n  ";
-  write_json(out, Json::string(record.entry_name()), 1, 2);
-  out += ": ";
-  write_json(out, record_to_json(record), 1, 2);
-  write_all(out);
+  write_all(detail::dump_json_entry(record, entries_ == 0));
   ++entries_;
 }
 

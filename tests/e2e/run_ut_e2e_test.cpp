@@ -574,3 +574,27 @@ TEST_F(RunUt, EntriesNamingTheirDispatcherOperatorCallItDirectly) {
   auto details = records(details_csv(dir / "o"));
   EXPECT_EQ(details[1][3], "(3, 4)");  // addmm's output shape: the operator really ran
 }
+
+// A .pt whose pickle declares a 2 GB string (LibTorch 1.13 would try to allocate it): refused by
+// acccheck's pickle walk before LibTorch reads the bytes, a SKIP naming the reason.
+TEST_F(RunUt, ATensorFileDeclaringMoreThanItHoldsIsRefusedBeforeLibTorchReadsIt) {
+  TempDir dir;
+  fs::create_directories(dir / "dump_tensor_data");
+  std::string pt = read_file(fixture("vectors/msprobe-dump-mlp-tensor/dump_tensor_data/Functional.relu.0.forward.input.0.pt"));
+  std::size_t at = pt.find(std::string("X\x07\0\0\0storage", 12));
+  ASSERT_NE(at, std::string::npos);
+  pt.replace(at + 1, 4, std::string("\xff\xff\xff\x7f", 4));  // the string's length: 2^31 - 1, in place
+  write_file(dir / "dump_tensor_data/Torch.relu.0.forward.input.0.pt", pt);
+  write_file(dir / "dump.json",
+             "{\"task\": \"tensor\", \"dump_data_dir\": \"x\", \"data\": {\"Torch.relu.0.forward\": {\"input_args\": "
+             "[{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4, 32], \"Max\": 1.0, \"Min\": -1.0, "
+             "\"requires_grad\": false, \"data_name\": \"Torch.relu.0.forward.input.0.pt\"}], \"input_kwargs\": {}}}}");
+  auto r = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-o", dir / "o"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = records(result_csv(dir / "o"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][1], "SKIP");
+  EXPECT_NE(rows[1][3].find("Torch.relu.0.forward.input.0.pt: not a tensor file written by torch.save (a string of 2147483647 bytes in a "),
+            std::string::npos)
+      << rows[1][3];
+}

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include "plugin_host/plugin_loader.hpp"
 #include "plugin_host/plugin_registry.hpp"
@@ -195,4 +196,34 @@ TEST(PluginRegistry, ReadsTheYamlBesideAPlugin) {
   Settings s = PluginRegistry::sidecar_settings(registry.loaded()[0]);
   EXPECT_EQ(s.number("threshold"), 0.5);
   EXPECT_EQ(s.list("list"), (std::vector<std::string>{"a", "b"}));
+}
+
+// The dump's operator categories, as shipped (their YAML beside them).
+TEST(HookPlugins, ShippedCategoriesNameAndMarkTheirOperators) {
+  PluginRegistry registry;
+  registry.load({{ACCCHECK_PLUGIN_DIR}, {}}, {PluginKind::hook});
+  std::map<std::string, HookPlugin*> hooks;
+  for (const auto& [info, hook] : registry.hooks()) {
+    hook->configure(PluginRegistry::sidecar_settings(*info));
+    hooks[std::string(hook->category())] = hook;
+  }
+  ASSERT_TRUE(hooks.count("aten") && hooks.count("vendor") && hooks.count("c10d"));
+  auto add = hooks["aten"]->classify({"aten::add_", "Tensor"});
+  ASSERT_TRUE(add);
+  EXPECT_EQ(add->api_name, "Aten.add_") << "msprobe's Aten family without the overload";
+  EXPECT_TRUE(add->replayable);
+  EXPECT_FALSE(hooks["aten"]->classify({"aten::no_such_op", ""}));
+  EXPECT_FALSE(hooks["aten"]->classify({"npu::npu_rms_norm", ""}));
+  auto empty = hooks["aten"]->classify({"aten::empty_like", ""});
+  ASSERT_TRUE(empty);
+  EXPECT_FALSE(empty->replayable) << "uninitialised memory: listed under not_replayable";
+  auto rms = hooks["vendor"]->classify({"npu::npu_rms_norm", ""});
+  ASSERT_TRUE(rms);
+  EXPECT_EQ(rms->api_name, "NPU.npu_rms_norm");
+  EXPECT_TRUE(rms->replayable);
+  auto allreduce = hooks["c10d"]->classify({"c10d::allreduce_", ""});
+  ASSERT_TRUE(allreduce);
+  EXPECT_EQ(allreduce->api_name, "Distributed.allreduce_");
+  EXPECT_FALSE(allreduce->replayable) << "a collective cannot run as a single-operator test";
+  EXPECT_FALSE(hooks["c10d"]->classify({"aten::add", "Tensor"}));
 }
