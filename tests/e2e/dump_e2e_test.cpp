@@ -397,16 +397,28 @@ TEST_F(Dump, DeviceTensorsAutogradThreadAndALoaderThread) {
   EXPECT_GE(out.max.value, out.mean.value);
   EXPECT_LE(out.min.value, out.mean.value);
   EXPECT_GT(out.norm.value, 0.0);
-  // The loader thread's operators are entries too, with call numbers of their own.
-  EXPECT_TRUE(has(names, "Aten.rand.0.forward") || has(names, "Aten.mul.0.forward")) << ::testing::PrintToString(names);
-  // Call numbers per name are dense: the counter is shared by the threads.
+  // The loader thread's operators are entries too (when the scheduler ran it during step 1), numbered
+  // by the same counters as the training thread's.
+  // Call numbers per name are shared by the threads: no number twice, and a gap only for a call
+  // that was still running on the loader thread when the step ended (reported as dropped).
   std::map<std::string, std::set<std::int64_t>> numbers;
+  std::size_t forward = 0;
   for (const auto& rec : rs)
     if (rec.direction == Direction::forward) {
       auto dot = rec.api.rfind('.');
       numbers[rec.api.substr(0, dot)].insert(std::stoll(rec.api.substr(dot + 1)));
+      ++forward;
     }
-  for (const auto& [api, ns] : numbers) EXPECT_EQ(static_cast<std::int64_t>(ns.size()), *ns.rbegin() + 1) << api;
+  std::size_t distinct = 0, gaps = 0;
+  for (const auto& [api, ns] : numbers) {
+    distinct += ns.size();
+    gaps += static_cast<std::size_t>(*ns.rbegin() + 1) - ns.size();
+  }
+  EXPECT_EQ(distinct, forward) << "a call number used twice";
+  std::size_t dropped = 0;
+  std::smatch m;
+  if (std::regex_search(r.err, m, std::regex("; ([0-9]+) entr(y|ies) finished after"))) dropped = std::stoul(m[1]);
+  EXPECT_LE(gaps, dropped) << r.err;
 }
 
 TEST_F(Dump, AProgramOnAnotherLibTorchIsRefusedUpFront) {
