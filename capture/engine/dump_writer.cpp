@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <unistd.h>
@@ -187,6 +189,12 @@ void DumpWriter::close_step(std::int64_t step) {
 }
 
 void DumpWriter::run() {
+  // Termination signals go to the program's threads, never to the writer: their handler waits for
+  // the dump to be finished, which joins this thread.
+  sigset_t term;
+  sigemptyset(&term);
+  for (int sig : {SIGTERM, SIGHUP, SIGINT}) sigaddset(&term, sig);
+  ::pthread_sigmask(SIG_BLOCK, &term, nullptr);
   // Everything the writer runs (statistics read-back, .pt pickling) stays out of the dump.
   at::RecordFunctionGuard no_record(false);  // RecordFunction off on this thread
   while (auto item = queue_.pop()) {

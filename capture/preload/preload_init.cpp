@@ -5,14 +5,17 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -117,45 +120,55 @@ extern "C" void on_crash_signal(int sig) {
 
 // SIGTERM / SIGHUP with no handler of the program's: the dump is finished properly (stack.json
 // included) before the signal takes its default action. The handler only writes the signal number
-// to a pipe; a thread of ours, outside signal context, finishes the dump and re-raises it. In a
-// forked child (no such thread) the signal acts at once.
+// to a pipe and waits (at most 5 s, lock-free) while a thread of ours, outside signal context,
+// finishes the dump; then the signal acts. If that thread cannot finish in time (the interrupted
+// thread holds a lock it needs), the signal acts anyway and `acccheck dump` repairs dump.json.
+// In a forked child (no such thread) the signal acts at once.
 constexpr int kTerminationSignals[] = {SIGTERM, SIGHUP};
 int g_term_pipe[2] = {-1, -1};
 pid_t g_term_pid = 0;
+std::atomic<bool> g_term_done{false};
 
 extern "C" void on_termination_signal(int sig) {
   unsigned char b = static_cast<unsigned char>(sig);
-  if (::getpid() != g_term_pid || ::write(g_term_pipe[1], &b, 1) != 1) {
-    ::sigaction(sig, &g_previous[sig], nullptr);
-    ::raise(sig);
+  if (::getpid() == g_term_pid && ::write(g_term_pipe[1], &b, 1) == 1) {
+    for (int waited_ms = 0; !g_term_done.load() && waited_ms < 5000; waited_ms += 2) {
+      struct timespec ts {0, 2'000'000};
+      ::nanosleep(&ts, nullptr);
+    }
   }
+  ::sigaction(sig, &g_previous[sig], nullptr);
+  ::raise(sig);
 }
 
-void finish_then_reraise() {
+void finish_for_termination() {
+  sigset_t term;
+  sigemptyset(&term);
+  for (int sig : kTerminationSignals) sigaddset(&term, sig);
+  ::pthread_sigmask(SIG_BLOCK, &term, nullptr);  // delivered to the program's threads, not this one
   unsigned char b = 0;
   while (::read(g_term_pipe[0], &b, 1) < 0 && errno == EINTR) {
   }
-  int sig = b;
   try {
     std::string summary = acccheck::capture::CaptureEngine::instance().finish();
     if (!summary.empty()) std::cerr << summary << "\n";
   } catch (const std::exception& e) {
     std::cerr << "acccheck dump: " << e.what() << "\n";
   }
-  ::sigaction(sig, &g_previous[sig], nullptr);
-  ::kill(::getpid(), sig);
+  g_term_done.store(true);
 }
 
 void install_crash_handlers() {
   if (::pipe2(g_term_pipe, O_CLOEXEC) == 0) {
     g_term_pid = ::getpid();
-    std::thread(finish_then_reraise).detach();
+    std::thread(finish_for_termination).detach();
     for (int sig : kTerminationSignals) {
       struct sigaction old {};
       ::sigaction(sig, nullptr, &old);
       if (old.sa_handler != SIG_DFL) continue;
       struct sigaction sa {};
       sa.sa_handler = on_termination_signal;
+      sa.sa_flags = SA_NODEFER;  // the handler re-raises the signal itself
       sigemptyset(&sa.sa_mask);
       ::sigaction(sig, &sa, &g_previous[sig]);
     }
