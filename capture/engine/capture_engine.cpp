@@ -434,8 +434,9 @@ std::vector<std::string> own_plugin_dirs() {
 // A forked child (a DataLoader worker) inherits the callbacks and the engine's memory but not the
 // writer thread. The locks are taken around fork() so the child never inherits one held by a
 // thread that does not exist there; in the child the parent's engine is abandoned (never touched,
-// never destroyed: its condition variables may have had waiters) and, with follow_children, a new
-// engine of the child's own writes into DIR/child-<pid>/.
+// never destroyed: its condition variables may have had waiters) and the callbacks are removed.
+// A forked child is not dumped: starting a writer thread inside the fork handler hung under
+// ASan's own fork handling (exec'd children are followed with --follow-children).
 void before_fork() {
   g_ops_mutex.lock();
   if (g_state) g_state->mutex.lock();
@@ -455,16 +456,6 @@ void after_fork_in_child() {
   g_dumping.store(false);
   at::removeCallback(parent->callback);
   at::removeCallback(parent->watch);
-  if (!parent->options.follow_children || parent->finished) return;
-  host::DumpOptions o = parent->options;
-  o.dump_path = (fs::path(o.dump_path) / ("child-" + std::to_string(::getpid()))).string();
-  bool started = parent->started;
-  try {
-    CaptureEngine::instance().configure(o);
-    if (started) CaptureEngine::instance().start();
-  } catch (const std::exception& e) {
-    std::cerr << "acccheck dump: forked child " << ::getpid() << ": " << e.what() << "; not dumped\n";
-  }
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ TEST_F(PythonDump, PythonOnlyStacks) {
   EXPECT_EQ(stacks.find("/usr/bin/python3, line 0"), std::string::npos) << "no C++ frames in python mode";
 }
 
-TEST_F(PythonDump, DataLoaderWorkersNeitherHangNorWriteUnlessFollowed) {
+TEST_F(PythonDump, DataLoaderWorkersNeitherHangNorTouchTheDump) {
   TempDir dir;
   auto r = dump({"--dump-path", dir / "a", "--step", "1"}, {kTransformer, "--workers", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -96,13 +96,11 @@ TEST_F(PythonDump, DataLoaderWorkersNeitherHangNorWriteUnlessFollowed) {
     EXPECT_TRUE(has(names, e)) << e;
   for (const auto& e : fs::directory_iterator(dir / "a"))
     EXPECT_EQ(e.path().filename().string().rfind("child-", 0), std::string::npos) << "workers are not dumped by default";
-  // Followed: each worker writes its own folder (its collate calls), the parent's dump is unchanged.
+  // Even with --follow-children (which follows exec'd children) forked workers are not dumped.
   r = dump({"--dump-path", dir / "b", "--step", "0", "--follow-children"}, {kTransformer, "--workers", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  int children = 0;
   for (const auto& e : fs::directory_iterator(dir / "b"))
-    if (e.path().filename().string().rfind("child-", 0) == 0 && fs::exists(e.path() / "step0/rank/dump.json")) ++children;
-  EXPECT_EQ(children, 2);
+    EXPECT_EQ(e.path().filename().string().rfind("child-", 0), std::string::npos);
   EXPECT_TRUE(has(names_in(dir / "b/step0/rank/dump.json"), "Aten.embedding.0.forward"));
 }
 
