@@ -116,8 +116,8 @@ Argument CaptureContext::tensor(const at::Tensor& t, const std::string& data_nam
   spec.requires_grad = t.requires_grad();
   at::Tensor pending;
   fill_statistics(t, spec, &pending);
-  if (pending.defined()) record_.pending_statistics.emplace_back(ordinal_, pending);
-  ++ordinal_;
+  if (pending.defined()) record_.pending_statistics.emplace_back(record_.tensor_specs, pending);
+  ++record_.tensor_specs;
   if (save_) {
     spec.data_name = data_name + ".pt";
     // One copy on the training thread; the writer moves it to the host and pickles it.

@@ -23,15 +23,14 @@ struct ArgSlot {
 // Where encoded tensors leave their pending device statistics and copies.
 class CaptureContext {
  public:
-  CaptureContext(CapturedRecord& record, bool save_tensors) : record_(record), save_(save_tensors) {
-    for_each_tensor_spec(record.record, [&](std::size_t, TensorSpec&) { ++ordinal_; });
-  }
+  // Ordinals continue from record.tensor_specs (the inputs' specs when the outputs are encoded), so
+  // the record is not walked again on the hot path.
+  CaptureContext(CapturedRecord& record, bool save_tensors) : record_(record), save_(save_tensors) {}
   Argument tensor(const at::Tensor& t, const std::string& data_name);
 
  private:
   CapturedRecord& record_;
   bool save_;
-  std::size_t ordinal_ = 0;
 };
 
 // Forward inputs: positional schema arguments → input_args (their names in r.arg_names),

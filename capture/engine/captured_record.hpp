@@ -23,6 +23,7 @@ struct CapturedRecord {
   std::vector<std::pair<std::string, at::Tensor>> tensors;  // data_name → detached copy
   RawStack stack;
   bool has_stack = false;
+  std::size_t tensor_specs = 0;  // tensor specs encoded so far: the next one's ordinal
 };
 
 // The tensor specs of a record in a fixed order (args, kwargs, outputs, grads; depth first).

@@ -204,7 +204,6 @@ void DumpWriter::run() {
         else close_step(std::get<EndStep>(*item).step);
       } catch (const std::exception& e) {
         failed_ = true;
-        for (auto& [step, f] : open_) totals_.unfinished.push_back((fs::path(f->dir) / "dump.json").string());
         on_error_(e.what());
       }
     }  // after an error the queue is drained without writing

@@ -30,7 +30,6 @@ struct WriterTotals {
   std::size_t tensor_files = 0;
   std::size_t producer_waits = 0;         // times the program waited for the writer
   std::size_t queue_high_water_bytes = 0;
-  std::vector<std::string> unfinished;    // dump.json files left to `acccheck dump --repair`
 };
 
 class DumpWriter {

@@ -87,6 +87,12 @@ const char* stack_mode_name(StackMode m) {
   return "full";
 }
 
+std::optional<StackMode> stack_mode_of(const std::string& name) {
+  for (StackMode m : {StackMode::off, StackMode::python, StackMode::raw, StackMode::full})
+    if (name == stack_mode_name(m)) return m;
+  return std::nullopt;
+}
+
 namespace {
 
 struct Reader {
@@ -176,10 +182,7 @@ DumpOptions parse_dump_options(const std::string& yaml_text, const std::string& 
       }
     } else if (key == "stack") {
       std::string s = r.scalar(v, key);
-      if (s == "off") o.stack = StackMode::off;
-      else if (s == "python") o.stack = StackMode::python;
-      else if (s == "raw") o.stack = StackMode::raw;
-      else if (s == "full") o.stack = StackMode::full;
+      if (auto m = stack_mode_of(s)) o.stack = *m;
       else throw std::runtime_error(r.at(v, key) + ": expected off, python, raw or full, found '" + s + "'");
     } else if (key == "capture_backward_ops") o.capture_backward_ops = r.boolean(v, key);
     else if (key == "exit_after_last_step") o.exit_after_last_step = r.boolean(v, key);

@@ -48,6 +48,8 @@ struct DumpOptions {
 };
 
 const char* stack_mode_name(StackMode m);
+// "off" | "python" | "raw" | "full"; nullopt for anything else.
+std::optional<StackMode> stack_mode_of(const std::string& name);
 
 // Parses a YAML mapping (file contents or ACCCHECK_DUMP_OPTIONS); `source` names it in errors
 // ("<source>: line L: ..."). Unknown keys are errors (a typo would silently dump everything).

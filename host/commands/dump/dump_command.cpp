@@ -67,10 +67,7 @@ DumpOptions options_from(const po::variables_map& vm) {
   if (vm.count("scope")) o.scope = strings("scope");
   if (vm.count("stack")) {
     std::string s = vm["stack"].as<std::string>();
-    if (s == "off") o.stack = StackMode::off;
-    else if (s == "python") o.stack = StackMode::python;
-    else if (s == "raw") o.stack = StackMode::raw;
-    else if (s == "full") o.stack = StackMode::full;
+    if (auto m = stack_mode_of(s)) o.stack = *m;
     else throw std::runtime_error("--stack: expected off, python, raw or full, found '" + s + "'");
   }
   if (vm["capture-backward-ops"].as<bool>()) o.capture_backward_ops = true;
