@@ -15,6 +15,7 @@ packages=(
   python3-torch                        # Debian's PyTorch for /usr/bin/python3: .pt interoperability tests
   openmpi-bin                          # mpirun: the run_ut shard test under OpenMPI
   clang-14 libfuzzer-14-dev            # the libFuzzer harnesses (bench/fuzz.sh)
+  chromium fonts-wqy-microhei          # the HTML report test opens reports headless (CJK column names)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,9 +1,11 @@
-// A small LibTorch training program — an MLP or a CNN on random data with SGD — used by the dump
-// tests, the overhead benchmark and the demo. Built twice: `acccheck-example-train` knows nothing
+// A small LibTorch training program — an MLP, a CNN or a tiny transformer (models.hpp) on random
+// data with SGD, in float32 or bfloat16 — used by the dump tests, the overhead benchmark, the
+// detection suite and `acccheck demo`. Built twice: `acccheck-example-train` knows nothing
 // of acccheck (the no-code-change path: `acccheck dump -- ./acccheck-example-train`), and
 // `acccheck-example-train-sdk` (ACCCHECK_EXAMPLE_SDK) drives acccheck::Debugger itself.
 //
-//   acccheck-example-train [--model mlp|cnn] [--steps N] [--batch B] [--hidden H] [--crash-at STEP]
+//   acccheck-example-train [--model mlp|cnn|transformer] [--dtype fp32|bf16] [--steps N] [--batch B]
+//                          [--hidden H] [--crash-at STEP]
 //                          [--exit-at STEP] [--bad-op-at STEP] [--dump-path DIR]   (last: SDK build only)
 // Prints one line per step ("step 3: 4.21 ms") and the median step time.
 #include <torch/nn.h>
@@ -19,38 +21,13 @@
 #include <unistd.h>
 #include <vector>
 
+#include "models.hpp"
+
 #ifdef ACCCHECK_EXAMPLE_SDK
 #include <acccheck/debugger.hpp>
 #endif
 
 namespace {
-
-struct Mlp : torch::nn::Module {
-  Mlp(int64_t in, int64_t hidden, int64_t out)
-      : fc1(register_module("fc1", torch::nn::Linear(in, hidden))),
-        fc2(register_module("fc2", torch::nn::Linear(hidden, hidden))),
-        fc3(register_module("fc3", torch::nn::Linear(hidden, out))) {}
-  torch::Tensor forward(torch::Tensor x) {
-    x = torch::relu(fc1->forward(x));
-    x = torch::tanh(fc2->forward(x));
-    return fc3->forward(x);
-  }
-  torch::nn::Linear fc1, fc2, fc3;
-};
-
-struct Cnn : torch::nn::Module {
-  Cnn()
-      : conv1(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1)))),
-        conv2(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(8, 16, 3).padding(1)))),
-        fc(register_module("fc", torch::nn::Linear(16 * 4 * 4, 10))) {}
-  torch::Tensor forward(torch::Tensor x) {
-    x = torch::max_pool2d(torch::relu(conv1->forward(x)), 2);
-    x = torch::max_pool2d(torch::relu(conv2->forward(x)), 2);
-    return fc->forward(x.flatten(1));
-  }
-  torch::nn::Conv2d conv1, conv2;
-  torch::nn::Linear fc;
-};
 
 const char* arg(int argc, char** argv, const char* name, const char* fallback) {
   for (int i = 1; i + 1 < argc; ++i)
@@ -70,25 +47,51 @@ int main(int argc, char** argv) {
   int bad_op_at = std::atoi(arg(argc, argv, "--bad-op-at", "-1"));
   torch::manual_seed(0);
 
+  std::string dtype_name = arg(argc, argv, "--dtype", "fp32");
+  if (dtype_name != "fp32" && dtype_name != "bf16") {
+    std::cerr << "unknown --dtype " << dtype_name << " (fp32 or bf16)\n";
+    return 2;
+  }
+  const torch::Dtype dtype = dtype_name == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+
   std::shared_ptr<torch::nn::Module> net;
   std::function<torch::Tensor(torch::Tensor)> forward;
+  std::function<torch::Tensor(torch::Tensor)> loss_of;
   torch::Tensor x, y;
   if (model == "cnn") {
-    auto cnn = std::make_shared<Cnn>();
+    auto cnn = std::make_shared<example::Cnn>();
     net = cnn;
     forward = [cnn](torch::Tensor t) { return cnn->forward(t); };
     x = torch::randn({batch, 3, 16, 16});
     y = torch::randint(0, 10, {batch});
+    // Cross entropy as log_softmax + nll_loss: F::cross_entropy adds a no-op `to` call that a dump
+    // records and run_ut cannot replay.
+    loss_of = [&y](torch::Tensor out) { return torch::nll_loss(torch::log_softmax(out, 1), y); };
   } else if (model == "mlp") {
-    auto mlp = std::make_shared<Mlp>(32, hidden, 8);
+    auto mlp = std::make_shared<example::Mlp>(32, hidden, 8);
     net = mlp;
     forward = [mlp](torch::Tensor t) { return mlp->forward(t); };
     x = torch::randn({batch, 32});
     y = torch::randn({batch, 8});
+    // LibTorch 1.13 has no bfloat16 mse_loss on the CPU: the same loss from elementwise pieces.
+    loss_of = [&y](torch::Tensor out) {
+      return out.scalar_type() == torch::kBFloat16 ? (out - y).pow(2).mean() : torch::mse_loss(out, y);
+    };
+  } else if (model == "transformer") {
+    const int64_t vocab = 64, seq = 8;
+    auto tf = std::make_shared<example::TinyTransformer>(vocab, seq, hidden / 2, 2);
+    net = tf;
+    forward = [tf](torch::Tensor t) { return tf->forward(t); };
+    x = torch::randint(0, vocab, {batch / 4 > 0 ? batch / 4 : 1, seq});  // token ids: never cast
+    y = torch::randint(0, vocab, {x.size(0) * seq});
+    loss_of = [&y, vocab](torch::Tensor out) { return torch::nll_loss(torch::log_softmax(out.reshape({-1, vocab}), 1), y); };
   } else {
-    std::cerr << "unknown --model " << model << " (mlp or cnn)\n";
+    std::cerr << "unknown --model " << model << " (mlp, cnn or transformer)\n";
     return 2;
   }
+  net->to(dtype);
+  if (x.is_floating_point()) x = x.to(dtype);
+  if (y.is_floating_point()) y = y.to(dtype);
   torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
 
 #ifdef ACCCHECK_EXAMPLE_SDK
@@ -117,7 +120,7 @@ int main(int argc, char** argv) {
       }
     }
     torch::Tensor out = forward(x);
-    torch::Tensor loss = model == "cnn" ? torch::nll_loss(torch::log_softmax(out, 1), y) : torch::mse_loss(out, y);
+    torch::Tensor loss = loss_of(out);
     loss.backward();
 #ifdef ACCCHECK_EXAMPLE_SDK
     dbg.stop();

@@ -124,8 +124,11 @@ po::variables_map parse_command(const CommandSpec& spec, const po::options_descr
     normalised.erase(dashdash, normalised.end());
   }
   po::variables_map vm;
+  po::positional_options_description positional;
+  if (!spec.positional.empty()) positional.add(spec.positional.c_str(), 1);
   auto parsed = po::command_line_parser(normalised)
                     .options(desc)
+                    .positional(positional)
                     .style(po::command_line_style::unix_style)
                     .run();
   po::store(parsed, vm);

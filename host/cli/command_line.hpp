@@ -26,6 +26,8 @@ struct CommandSpec {
   std::string usage_tail;  // e.g. "-- PROGRAM [ARGS...]"
   // true: --config is the command's own file format (dump's YAML), not a list of option values.
   bool own_config = false;
+  // The option a bare argument fills (`acccheck report DIR` → --dir); empty: bare arguments are errors.
+  std::string positional;
 };
 
 // Rewrites msprobe spellings (exact token, or "-flag=value") into long options.

@@ -10,7 +10,10 @@
 #include "cli/logging.hpp"
 #include "commands/compare/compare_command.hpp"
 #include "commands/dump/dump_command.hpp"
+#include "commands/demo/demo_command.hpp"
 #include "commands/plugins/plugins_command.hpp"
+#include "commands/report/report_command.hpp"
+#include "commands/repro/repro_command.hpp"
 #include "commands/run_ut/run_ut_command.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
@@ -65,17 +68,20 @@ int run_dump_placeholder(const po::variables_map&) { return kExitInternal; }
 const std::vector<CommandSpec>& all_commands() {
   static const std::vector<CommandSpec> commands = {
       {"dump", "capture every operator call of a LibTorch program (SDK or `dump -- PROG`)", add_dump_options,
-       {}, run_dump_placeholder, "", "[-- PROGRAM [ARGS...] | --model FILE.pt | --repair DIR]", true},
+       {}, run_dump_placeholder, "", "[-- PROGRAM [ARGS...] | --model FILE.pt | --repair DIR]", true, ""},
       {"run_ut", "replay captured calls on a device and on the CPU benchmark; write per-API metrics",
-       add_run_ut_options, kRunUtSpellings, run_run_ut, "", ""},
+       add_run_ut_options, kRunUtSpellings, run_run_ut, "", "", false, ""},
       {"merge", "join the run_ut outputs of shards (--shard, mpirun, srun) into one pair of CSVs",
-       add_merge_options, {{"-api_info", "--api-info"}}, run_merge, "", ""},
+       add_merge_options, {{"-api_info", "--api-info"}}, run_merge, "", "", false, ""},
       {"compare", "judge NPU run_ut details against GPU details with the precision standards",
-       add_compare_options, kCompareSpellings, run_compare, "", ""},
+       add_compare_options, kCompareSpellings, run_compare, "", "", false, ""},
       {"plugins", "list hook, device and metric plugins: loaded, available, refused and why",
-       add_plugins_options, {}, run_plugins, "", ""},
-      {"demo", "dump, run_ut and compare the bundled example end to end", [](po::options_description&) {}, {},
-       nullptr, "needs dump and run_ut (end-to-end issue); run `acccheck plugins` meanwhile", ""},
+       add_plugins_options, {}, run_plugins, "", "", false, ""},
+      {"report", "write the HTML report of a compare or run_ut output folder", add_report_options, {}, run_report,
+       "", "DIR", false, "dir"},
+      {"repro", "write a standalone C++ reproducer of one dumped API call (for a bug report)", add_repro_options, {},
+       run_repro, "", "ENTRY --dump DUMP.json", false, "entry"},
+      {"demo", "dump, run_ut and compare the bundled example end to end", add_demo_options, {}, run_demo, "", "", false, ""},
   };
   return commands;
 }

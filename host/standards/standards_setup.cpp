@@ -83,6 +83,11 @@ void validate_standards(const YAML::Node& root, const std::string& file) {
           const std::string path = "standards/" + id + "/" + kv.first.as<std::string>();
           if (kv.first.as<std::string>() == "apis") {
             strings(path, kv.second);
+          } else if (kv.first.as<std::string>() == "reference_shared" || kv.first.as<std::string>() == "nonfinite_outputs") {
+            // The switches among the thresholds (absolute_threshold: a rate the GPU shares;
+            // benchmark: NaN/inf outputs); docs/compat.md.
+            if (!kv.second.IsScalar() || (kv.second.Scalar() != "pass" && kv.second.Scalar() != "error"))
+              fail(path, "pass or error", kv.second);
           } else if (kv.second.IsMap()) {
             for (const auto& d : kv.second) finite_number(path + "/" + d.first.as<std::string>(), d.second);
           } else {

@@ -107,10 +107,16 @@ TEST(CompareOutputs, SigtermRemovesTheTemporaries) {
   pid_t pid = -1;
   ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
   posix_spawn_file_actions_destroy(&actions);
-  for (int i = 0; i < 400 && temporaries(t / "out").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ASSERT_FALSE(temporaries(t / "out").empty()) << "the run finished before it could be interrupted";
-  ::kill(pid, SIGTERM);
+  // Wait for the temporaries, however slow the start (ASan, a loaded machine), or for the end.
   int status = 0;
+  bool exited = false;
+  for (int i = 0; i < 12000 && temporaries(t / "out").empty() && !exited; ++i) {
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_FALSE(exited) << "the run finished before it could be interrupted";
+  ASSERT_FALSE(temporaries(t / "out").empty()) << "no temporaries after 60 s";
+  ::kill(pid, SIGTERM);
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);  // the default action after the cleanup
   EXPECT_TRUE(temporaries(t / "out").empty());

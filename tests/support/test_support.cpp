@@ -93,7 +93,10 @@ const std::string& installed_sdk_prefix() {
 }
 
 std::string build_example(const std::string& name, const TempDir& dir) {
-  std::string src = std::string(ACCCHECK_SOURCE_DIR) + "/examples/" + name;
+  return build_cmake_project(std::string(ACCCHECK_SOURCE_DIR) + "/examples/" + name, dir);
+}
+
+std::string build_cmake_project(const std::string& src, const TempDir& dir) {
   std::string build = dir / "build";
   std::string configure = quote(ACCCHECK_CMAKE) + " -S " + quote(src) + " -B " + quote(build) +
                           " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH=" + quote(installed_sdk_prefix());

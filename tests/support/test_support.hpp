@@ -42,6 +42,8 @@ std::string fixture(const std::string& relative);  // tests/fixtures/<relative>
 // examples/<name> against it with find_package(acccheck); returns the example's build folder.
 const std::string& installed_sdk_prefix();
 std::string build_example(const std::string& name, const TempDir& dir);
+// The same for any CMake project folder (an `acccheck repro` output).
+std::string build_cmake_project(const std::string& src, const TempDir& dir);
 
 // Loads a metric plugin of the build (by standard id) and configures it from the shipped
 // standards.yaml; the plugin stays loaded for the test binary's life.

@@ -12,6 +12,7 @@
 #include "cli/output_timestamp.hpp"
 #include "commands/compare/compare_engine.hpp"
 #include "commands/compare/details_table.hpp"
+#include "commands/report/report_command.hpp"
 #include "standards/standards_setup.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
@@ -29,6 +30,8 @@ void add_compare_options(po::options_description& desc) {
       ("fail-on", po::value<std::string>()->default_value("never"),
        "exit 1 when any API's verdict reaches this level: error, warning or never")
       ("worst", po::value<long long>()->default_value(10), "how many worst outputs the summary lists")
+      ("html", po::bool_switch(), "also write report.html, the HTML report (acccheck report), in the output folder")
+      ("dump", po::value<std::string>(), "with --html: the run's dump.json (call order, input shapes, stacks in the report)")
       ("timestamp", po::value<std::string>(),
        "use this %Y%m%d%H%M%S stamp in the output file names instead of the current time");
 }
@@ -102,6 +105,25 @@ int run_compare(const po::variables_map& vm) {
   }
   summary.print(std::cout);
   std::cout << "  details: " << outputs.details_path << "\n  result:  " << outputs.result_path << "\n";
+  if (vm["html"].as<bool>()) {
+    ReportSources sources;
+    sources.result = outputs.result_path;
+    sources.details = outputs.details_path;
+    sources.npu_details = in.npu_details;
+    sources.gpu_details = in.gpu_details;
+    if (vm.count("dump")) sources.dump_json = vm["dump"].as<std::string>();
+    const std::string html = (fs::path(in.out_dir) / "report.html").string();
+    try {
+      write_report(sources, html);
+    } catch (const ReportError& e) {
+      std::cerr << "acccheck compare: --html: " << e.what() << "\n";
+      return kExitInput;
+    } catch (const std::exception& e) {
+      std::cerr << "acccheck compare: --html: " << e.what() << "\n";
+      return kExitOutput;
+    }
+    std::cout << "  report:  " << html << "\n";
+  }
   if (summary.nothing_compared()) {
     std::cerr << "acccheck compare: nothing was compared: none of the " << summary.rows() << " NPU rows of "
               << vm["npu"].as<std::string>() << " has a row in " << vm["gpu"].as<std::string>() << " (another run's file?)"

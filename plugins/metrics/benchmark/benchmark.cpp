@@ -1,7 +1,15 @@
 // 标杆比对法 (benchmark standard, precision-standards.md §5.2): the default standard. Stage 1
 // measures small-value error share, RMSE, max/mean relative error and error balance against the
 // CPU benchmark; stage 2 compares the NPU's numbers with the GPU's as ratios.
+//
+// The five metrics skip non-finite elements by definition (§5.2: RE' and RMSE mask infnan), so an
+// output the NPU fills with NaN scores 0 on every ratio and passes in the reference tool. With
+// `nonfinite_outputs: error` (the shipped default, docs/compat.md) an NPU row whose cosine run_ut
+// wrote as nan, where the GPU row's is a number, is an error; `pass` restores the reference.
 #include <cmath>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include <acccheck/metric.hpp>
 #include <acccheck/metric_support.hpp>
@@ -31,7 +39,7 @@ class BenchmarkStandard final : public MetricPlugin {
   std::string_view standard_id() const override { return "benchmark"; }
   std::string_view algorithm_name() const override { return "标杆比对法"; }
   std::vector<std::string> details_columns() const override {
-    return {"误差均衡性", "均方根误差", "小值域错误占比", "相对误差最大值", "相对误差平均值"};
+    return {"误差均衡性", "均方根误差", "小值域错误占比", "相对误差最大值", "相对误差平均值", "余弦相似度"};
   }
   std::vector<std::string> compare_columns() const override {
     std::vector<std::string> c;
@@ -46,6 +54,10 @@ class BenchmarkStandard final : public MetricPlugin {
     settings_ = s;
     for (std::size_t i = 0; i < 5; ++i)
       thresholds_[i] = s.number(std::string("ratio_thresholds/") + kMetrics[i].threshold_key);
+    const std::string mode = s.text("nonfinite_outputs").value_or("pass");
+    if (mode != "pass" && mode != "error")
+      throw std::invalid_argument("benchmark: nonfinite_outputs: expected pass or error, found '" + mode + "'");
+    nonfinite_errors_ = mode == "error";
   }
 
   std::vector<MetricValue> compute(const OutputPair& out) const override {
@@ -136,12 +148,24 @@ class BenchmarkStandard final : public MetricPlugin {
     }
     j.message = inf_nan_messages + error_messages;
     ms::apply_domain_checks(domains, statuses, j);
+    if (nonfinite_errors_ && is_nan_text(in.npu.cell("余弦相似度")) && !is_nan_text(in.gpu.cell("余弦相似度"))) {
+      j.verdict = Verdict::error;
+      j.message = "ERROR: NPU output has NaN or inf (余弦相似度 nan), the GPU's has none\n" + j.message;
+      j.deciding_metric = "余弦相似度";
+      j.severity = INFINITY;
+    }
     return j;
   }
 
  private:
+  static bool is_nan_text(std::string_view t) {
+    while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+    return t == "nan" || t == "NaN" || t == "-nan";
+  }
+
   Settings settings_;
   double thresholds_[5] = {2, 2, 10, 2, 2};
+  bool nonfinite_errors_ = false;
 };
 
 }  // namespace

@@ -136,9 +136,10 @@ at::Tensor sim_reshape_alias(const at::Tensor& self, c10::IntArrayRef size, c10:
 bool is_half(const at::Tensor& t) { return t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16; }
 at::Tensor acc(const at::Tensor& t) { return is_half(t) ? t.to(at::kFloat) : t; }
 
-// A·B with the contraction dimension split in two blocks whose partial products are added
-// afterwards (in float32 for half types, in the op's dtype otherwise).
-at::Tensor blocked_matmul(const at::Tensor& a, const at::Tensor& b, bool batched) {
+// A·B with the contraction dimension split in blocks whose partial products are added afterwards,
+// left in the accumulator's precision (float32 for half types, the op's dtype otherwise) so that
+// addmm adds its bias before the one rounding, as a fused accelerator kernel does.
+at::Tensor blocked_matmul_unrounded(const at::Tensor& a, const at::Tensor& b, bool batched) {
   // Four blocks along K (an accelerator's tiles), partial products added in order.
   const int64_t k = a.size(-1);
   const int64_t kdim = batched ? 1 : 0;
@@ -150,7 +151,11 @@ at::Tensor blocked_matmul(const at::Tensor& a, const at::Tensor& b, bool batched
     at::Tensor part = at::matmul(acc(a).narrow(-1, start, len), acc(b).narrow(kdim, start, len));
     r = r.defined() ? r + part : part;
   }
-  return r.to(a.scalar_type());
+  return r;
+}
+
+at::Tensor blocked_matmul(const at::Tensor& a, const at::Tensor& b, bool batched) {
+  return blocked_matmul_unrounded(a, b, batched).to(a.scalar_type());
 }
 
 // Sum over `dims` with the first reduced dimension split in two blocks.
@@ -197,10 +202,11 @@ bool run_accelerator_variant(const c10::OperatorHandle& op, torch::jit::Stack* s
   } else if (name == "aten::bmm" && overload.empty()) {
     result = blocked_matmul(tensor(0), tensor(1), true);
   } else if (name == "aten::addmm" && overload.empty()) {
-    at::Tensor self = tensor(0), m = blocked_matmul(tensor(1), tensor(2), false);
+    at::Tensor self = tensor(0), m = blocked_matmul_unrounded(tensor(1), tensor(2), false);
     at::Scalar beta = arg(3).toScalar(), alpha = arg(4).toScalar();
-    result = (acc(self) * beta.toDouble() + acc(m) * alpha.toDouble()).to(self.scalar_type());
-    if (beta.toDouble() == 0.0) result = (acc(m) * alpha.toDouble()).to(m.scalar_type());
+    const c10::ScalarType out = tensor(1).scalar_type();
+    result = beta.toDouble() == 0.0 ? (m * alpha.toDouble()).to(out)
+                                    : (acc(self) * beta.toDouble() + m * alpha.toDouble()).to(out);
   } else if (name == "aten::sum" && (overload == "dim_IntList" || overload.empty())) {
     at::Tensor x = tensor(0);
     auto dtype_arg = overload.empty() ? arg(1) : arg(3);

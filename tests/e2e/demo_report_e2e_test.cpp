@@ -1,0 +1,314 @@
+// `acccheck demo` end to end, and the HTML report it writes opened in headless Chromium (Debian's
+// `chromium`; skipped with a message where it is absent). Screenshots go to
+// <build>/test-artifacts/.
+#include <acccheck/csv.hpp>
+#include <acccheck/record.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <set>
+
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using acccheck::test::read_file;
+using acccheck::test::run_acccheck;
+using acccheck::test::shell_quote;
+using acccheck::test::TempDir;
+using acccheck::test::write_file;
+
+namespace {
+
+bool chromium_available() { return std::system("command -v chromium > /dev/null 2>&1") == 0; }
+
+// Flags for a closed network (no component updates, no background requests).
+std::string chromium(const std::string& flags, const std::string& url, const std::string& out_file) {
+  std::string cmd = "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+                    "--disable-component-update --hide-scrollbars --virtual-time-budget=10000 " + flags + " " +
+                    shell_quote(url) + " > " + shell_quote(out_file) + " 2>/dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return read_file(out_file);
+}
+
+std::string dom_of(const std::string& report, const std::string& hash, const TempDir& tmp) {
+  return chromium("--dump-dom", "file://" + report + hash, tmp / "dom.html");
+}
+
+// The text of the element with this id, where it holds only text ("<span id="x">7</span>").
+std::string text_of(const std::string& dom, const std::string& id) {
+  std::smatch m;
+  std::regex re("id=\"" + id + "\"[^>]*>(?:<div class=\"n\">)?([^<]*)<");
+  return std::regex_search(dom, m, re) ? m[1].str() : "<no #" + id + ">";
+}
+
+std::size_t rendered_rows(const std::string& dom) {
+  std::size_t n = 0;
+  for (std::size_t p = 0; (p = dom.find("class=\"tabulator-row ", p)) != std::string::npos; ++p) ++n;
+  return n;
+}
+
+struct ResultRows {
+  std::size_t apis = 0, errors = 0;
+  std::set<std::string> flagged;
+};
+ResultRows result_rows(const std::string& csv) {
+  ResultRows r;
+  auto rows = acccheck::read_csv_records(csv);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ++r.apis;
+    if (rows[i][1] == "error" || rows[i][2] == "error") {
+      ++r.errors;
+      r.flagged.insert(rows[i][0]);
+    }
+  }
+  return r;
+}
+
+constexpr const char* kStamp = "20260101000000";
+
+// One demo for the whole suite (the pipeline takes seconds; every test reads its outputs).
+class Demo : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!ACCCHECK_TORCH_BUILD) return;
+    dir_ = new TempDir();
+    *run_ = run_acccheck({"demo", "-o", *dir_ / "demo"});
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    if (!ACCCHECK_TORCH_BUILD) GTEST_SKIP() << "built without LibTorch: no devices to run the demo on";
+    ASSERT_EQ(run_->exit_code, 0) << run_->out << run_->err;
+  }
+  static std::string out(const std::string& rel) { return *dir_ / ("demo/" + rel); }
+  static std::string result_csv() { return out(std::string("compare/api_precision_compare_result_") + kStamp + ".csv"); }
+  static std::string report() { return fs::canonical(out("compare/report.html")).string(); }
+
+  static TempDir* dir_;
+  static acccheck::test::RunResult* run_;
+};
+TempDir* Demo::dir_ = nullptr;
+acccheck::test::RunResult* Demo::run_ = new acccheck::test::RunResult();
+
+}  // namespace
+
+// Exactly the APIs the bundled fault file breaks are flagged: gelu and softmax (forward), and in
+// backward every matmul that runs as mm on the device — those of the Linear layers, whose weight
+// is a matrix; the attention matmuls of batched 4-d operands run as bmm and stay healthy.
+TEST_F(Demo, FlagsExactlyThePlantedDefects) {
+  std::set<std::string> expected;
+  acccheck::read_dump_json(out("dump/step1/rank/dump.json"), [](const acccheck::DumpHeader&) {},
+                           [&](acccheck::ApiRecord&& r) {
+                             if (r.direction != acccheck::Direction::forward) return;
+                             if (r.api.rfind("Aten.gelu.", 0) == 0 || r.api.rfind("Aten._softmax.", 0) == 0) expected.insert(r.api);
+                             if (r.api.rfind("Aten.matmul.", 0) == 0 && r.args.size() == 2 && r.args[1].tensor.shape.size() == 2)
+                               expected.insert(r.api);
+                           });
+  ASSERT_GE(expected.size(), 4u);
+  ResultRows rows = result_rows(result_csv());
+  EXPECT_EQ(rows.flagged, expected);
+  EXPECT_GE(rows.apis, 80u);
+  const std::string& o = run_->out;
+  EXPECT_NE(o.find("[1/4] dump one training step of the example transformer (fp32)"), std::string::npos) << o;
+  EXPECT_NE(o.find("[4/4] compare npu-sim against cpu"), std::string::npos) << o;
+  EXPECT_NE(o.find("verdicts: " + std::to_string(rows.apis) + " APIs: " + std::to_string(rows.errors) + " error"),
+            std::string::npos) << o;
+  EXPECT_NE(o.find("Aten.gelu.0      error    pass      标杆比对法: forward.output.0 "), std::string::npos) << o;
+  EXPECT_NE(o.find("report:  " + out("compare/report.html")), std::string::npos) << o;
+}
+
+TEST_F(Demo, ASecondRunReplacesTheFirstButAForeignFolderIsRefused) {
+  TempDir t;
+  auto again = run_acccheck({"demo", "-o", t / "d", "--model", "mlp"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  again = run_acccheck({"demo", "-o", t / "d", "--model", "mlp"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  fs::create_directories(t / "mine");
+  write_file(t / "mine/notes.txt", "keep me");
+  auto refused = run_acccheck({"demo", "-o", t / "mine"});
+  EXPECT_EQ(refused.exit_code, 4);
+  EXPECT_EQ(refused.err, "acccheck demo: " + t / "mine" + ": not empty and not made by acccheck demo; choose another folder with -o\n");
+  EXPECT_EQ(read_file(t / "mine/notes.txt"), "keep me");
+}
+
+TEST_F(Demo, ReportOpensInHeadlessChromiumWithItsRowsCountsAndFilter) {
+  if (!chromium_available()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium): report not opened";
+  TempDir tmp;
+  ResultRows rows = result_rows(result_csv());
+  std::string all = dom_of(report(), "", tmp);
+  EXPECT_NE(all.find("data-state=\"ready\""), std::string::npos) << "the report's script did not finish";
+  EXPECT_EQ(text_of(all, "count-apis"), std::to_string(rows.apis));
+  EXPECT_EQ(text_of(all, "count-error"), std::to_string(rows.errors));
+  EXPECT_EQ(text_of(all, "visible-count"), std::to_string(rows.apis));
+  EXPECT_EQ(rendered_rows(all), rows.apis);
+  // The filter from the address, as a user's link would carry it.
+  std::string errors = dom_of(report(), "#verdict=error", tmp);
+  EXPECT_EQ(text_of(errors, "visible-count"), std::to_string(rows.errors));
+  EXPECT_EQ(rendered_rows(errors), rows.errors);
+  for (const auto& api : rows.flagged) EXPECT_NE(errors.find(">" + api + "<"), std::string::npos) << api;
+  std::string gelu = dom_of(report(), "#q=gelu&api=Aten.gelu.0", tmp);
+  EXPECT_EQ(text_of(gelu, "visible-count"), "1");
+  EXPECT_NE(gelu.find("data-api=\"Aten.gelu.0\""), std::string::npos);
+  EXPECT_NE(gelu.find("run_ut metrics of both sides"), std::string::npos);
+  EXPECT_NE(gelu.find("models.hpp, line "), std::string::npos) << "the stack from stack.json";
+  EXPECT_NE(gelu.find("float32[4, 8, 128]"), std::string::npos) << "input shapes from dump.json";
+  // Three plots drawn (Chart.js sizes each canvas it draws on).
+  for (const char* id : {"plot-ratios", "plot-scatter", "plot-order"}) {
+    std::regex drawn(std::string("<canvas id=\"") + id + "\"[^>]*height=\"[1-9]");
+    EXPECT_TRUE(std::regex_search(all, drawn)) << id << " was not drawn";
+  }
+  fs::create_directories(std::string(ACCCHECK_BUILD_DIR) + "/test-artifacts");
+  const std::string shot = std::string(ACCCHECK_BUILD_DIR) + "/test-artifacts/report-demo.png";
+  fs::remove(shot);
+  chromium("--window-size=1400,2400 --screenshot=" + shot, "file://" + report() + "#verdict=error", tmp / "shot.log");
+  ASSERT_TRUE(fs::exists(shot));
+  EXPECT_GT(fs::file_size(shot), 20000u);
+  std::cout << "screenshot: " << shot << "\n";
+}
+
+TEST_F(Demo, ARunUtFolderGetsADeviceVersusBenchmarkReport) {
+  TempDir tmp;
+  auto r = run_acccheck({"report", out("npu-sim"), "--dump", out("dump/step1/rank/dump.json"), "-o", tmp / "ut.html"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "report: " + tmp / "ut.html" + "\n");
+  std::string html = read_file(tmp / "ut.html");
+  EXPECT_NE(html.find("\"mode\": \"run_ut\""), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos) << "a report must not load anything";
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  if (!chromium_available()) GTEST_SKIP() << "chromium is not installed: report not opened";
+  ResultRows rows = result_rows(out(std::string("npu-sim/accuracy_checking_result_") + kStamp + ".csv"));
+  std::string dom = dom_of(tmp / "ut.html", "#verdict=error", tmp);
+  EXPECT_NE(dom.find("device under test against the CPU benchmark"), std::string::npos);
+  EXPECT_EQ(text_of(dom, "count-apis"), std::to_string(rows.apis));
+  EXPECT_EQ(text_of(dom, "visible-count"), std::to_string(rows.errors));
+}
+
+// A reproducer to attach to a bug report: written, built against the installed SDK, run on npu-sim
+// healthy and with the demo's gelu defect, and on the CPU.
+TEST_F(Demo, ReproBuildsAndShowsTheDefectOnlyWhenItIsPlanted) {
+  TempDir t;
+  auto r = run_acccheck({"repro", "Aten.gelu.0", "--dump", out("dump/step1/rank/dump.json"), "-o", t / "repro"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("repro: " + t / "repro/repro.cpp" + " (aten::gelu, 1 arguments)\n", 0), 0u) << r.out;
+  std::string build = acccheck::test::build_cmake_project(t / "repro", t);
+  const std::string repro = build + "/repro";
+  ASSERT_TRUE(fs::exists(repro));
+  auto mean_rel = [&](const std::string& env_and_args, const std::string& log) {
+    EXPECT_EQ(std::system((env_and_args + " > " + shell_quote(log) + " 2>&1").c_str()), 0) << read_file(log);
+    std::smatch m;
+    std::string text = read_file(log);
+    std::regex re("mean rel ([0-9.e+-]+)");
+    return std::regex_search(text, m, re) ? std::stod(m[1].str()) : -1.0;
+  };
+  double healthy = mean_rel(shell_quote(repro), t / "healthy.log");
+  EXPECT_NE(read_file(t / "healthy.log").find("Aten.gelu.0.forward  aten::gelu on npu-sim (privateuseone:0) vs the CPU benchmark"),
+            std::string::npos) << read_file(t / "healthy.log");
+  write_file(t / "faults.yaml", "seed: 1\nfaults:\n  - {op: \"aten::gelu\", kind: rel_noise, magnitude: 1.0e-2}\n");
+  double faulty = mean_rel("ACCCHECK_NPUSIM_FAULTS=" + shell_quote(t / "faults.yaml") + " " + shell_quote(repro), t / "faulty.log");
+  double cpu = mean_rel(shell_quote(repro) + " --device cpu", t / "cpu.log");
+  EXPECT_GE(healthy, 0.0);
+  EXPECT_LT(healthy, 1e-5) << read_file(t / "healthy.log");
+  EXPECT_GT(faulty, 3e-3) << read_file(t / "faulty.log");  // uniform noise of ±1 %: mean 0.5 %
+  EXPECT_LT(faulty, 7e-3) << read_file(t / "faulty.log");
+  EXPECT_LT(cpu, 1e-5) << read_file(t / "cpu.log");
+}
+
+TEST_F(Demo, ReproRefusesWhatItCannotRebuildInOneLine) {
+  TempDir t;
+  const std::string dump = out("dump/step1/rank/dump.json");
+  auto missing = run_acccheck({"repro", "Aten.nothing.0", "--dump", dump, "-o", t / "r"});
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_EQ(missing.err, "acccheck repro: " + dump + ": no entry 'Aten.nothing.0.forward'\n");
+  auto backward = run_acccheck({"repro", "Aten.gelu.0.backward", "--dump", dump, "-o", t / "r"});
+  EXPECT_EQ(backward.exit_code, 2);
+  EXPECT_EQ(backward.err, "acccheck repro: Aten.gelu.0.backward: repro rebuilds forward calls; give Aten.gelu.0.forward "
+                          "(its backward is checked by run_ut)\n");
+  const std::string msprobe = std::string(ACCCHECK_SOURCE_DIR) + "/examples/dumps/msprobe-mlp/dump.json";
+  auto foreign = run_acccheck({"repro", "Functional.gelu.0", "--dump", msprobe, "-o", t / "r"});
+  EXPECT_EQ(foreign.exit_code, 3);
+  EXPECT_EQ(foreign.err, "acccheck repro: " + msprobe + ": entry 'Functional.gelu.0.forward' names no dispatcher operator "
+                         "(acccheck_op): repro needs an acccheck dump; replay msprobe entries with run_ut --filter-api\n");
+  auto device = run_acccheck({"repro", "Aten.gelu.0", "--dump", dump, "--device", "quantum", "-o", t / "r"});
+  EXPECT_EQ(device.exit_code, 5);
+  EXPECT_EQ(device.err, "acccheck repro: device 'quantum': no acccheck_device_*.so of that name in the plugin folders\n");
+  EXPECT_FALSE(fs::exists(t / "r"));
+}
+
+// Names and messages are data: they reach the page as text, never as markup or script.
+TEST(Report, TextFromTheCsvFilesIsNeverMarkup) {
+  TempDir t;
+  write_file(t / "accuracy_checking_result_20260101000000.csv",
+             "API name,Forward Test Success,Backward Test Success,Message\r\n"
+             "Evil.</script><b>bold</b>.0,error, ,\"<img src=x onerror=alert(1)>\"\r\n");
+  write_file(t / "accuracy_checking_details_20260101000000.csv",
+             "API Name,Bench Dtype,DEVICE Dtype,Shape,余弦相似度,最大绝对误差,Status,Message\r\n"
+             "Evil.</script><b>bold</b>.0.forward.output.0,torch.float64,torch.float32,\"(2,)\",0.5,1.0,error,x\r\n");
+  auto r = run_acccheck({"report", t.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string html = read_file(t / "report.html");
+  EXPECT_EQ(html.find("</script><b>"), std::string::npos);
+  EXPECT_EQ(html.find("<img src=x"), std::string::npos);
+  EXPECT_NE(html.find("Evil.\\u003c/script>\\u003cb>bold"), std::string::npos);
+  if (!chromium_available()) GTEST_SKIP() << "chromium is not installed: report not opened";
+  std::string dom = dom_of(t / "report.html", "", t);
+  EXPECT_NE(dom.find("data-state=\"ready\""), std::string::npos);
+  EXPECT_NE(dom.find("Evil.&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;.0"), std::string::npos);
+  EXPECT_EQ(dom.find("<b>bold</b>"), std::string::npos);
+  EXPECT_EQ(dom.find("<img src=\"x\""), std::string::npos);
+}
+
+TEST(Report, BadInputsAreOneLineAndAnEarlierReportSurvives) {
+  TempDir t;
+  auto none = run_acccheck({"report", t.path()});
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_EQ(none.err, "acccheck report: " + t.path() +
+                          ": no api_precision_compare_{result,details}_*.csv nor accuracy_checking_{result,details}_*.csv here\n");
+  auto missing = run_acccheck({"report"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err, "acccheck report: a folder is required: acccheck report DIR (see acccheck report --help)\n");
+
+  const std::string header = "API Name,Bench Dtype,DEVICE Dtype,Shape,余弦相似度,最大绝对误差,Status,Message\r\n";
+  write_file(t / "accuracy_checking_result_20260101000000.csv",
+             "API name,Forward Test Success,Backward Test Success,Message\r\nA.relu.0,pass, ,\r\n");
+  write_file(t / "accuracy_checking_details_20260101000000.csv",
+             header + "A.relu.0.forward.output.0,torch.float64,torch.float32,\"(2,)\",1.0,0.0,pass,\r\n");
+  ASSERT_EQ(run_acccheck({"report", t.path()}).exit_code, 0);
+  const std::string good = read_file(t / "report.html");
+  // A truncated details row: refused naming file and line; the report written before is intact.
+  write_file(t / "accuracy_checking_details_20260101000000.csv",
+             header + "A.relu.0.forward.output.0,torch.float64,torch.float32,\"(2,)\",1.0,0.0,pass,\r\nA.relu.0.backward.output.0,torch.float64\r\n");
+  auto bad = run_acccheck({"report", t.path()});
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_EQ(bad.err, "acccheck report: " + t / "accuracy_checking_details_20260101000000.csv" +
+                         ": line 3: expected 8 fields, found 2\n");
+  EXPECT_EQ(read_file(t / "report.html"), good);
+  // A result file that is not one: the header is checked.
+  write_file(t / "accuracy_checking_result_20260101000001.csv", "name,x\r\n");
+  write_file(t / "accuracy_checking_details_20260101000001.csv", header);
+  auto wrong = run_acccheck({"report", t.path()});
+  EXPECT_EQ(wrong.exit_code, 3);
+  EXPECT_EQ(wrong.err, "acccheck report: " + t / "accuracy_checking_result_20260101000001.csv" +
+                           ": line 1: expected a header starting with 'API name'\n");
+  fs::remove(t / "accuracy_checking_result_20260101000001.csv");
+  fs::remove(t / "accuracy_checking_details_20260101000001.csv");
+  write_file(t / "accuracy_checking_details_20260101000000.csv",
+             header + "A.relu.0.forward.output.0,torch.float64,torch.float32,\"(2,)\",1.0,0.0,pass,\r\n");
+  // The destination is a symlink: refused, never followed.
+  write_file(t / "elsewhere.html", "untouched");
+  fs::create_symlink(t / "elsewhere.html", t / "link.html");
+  auto link = run_acccheck({"report", t.path(), "-o", t / "link.html"});
+  EXPECT_EQ(link.exit_code, 4);
+  EXPECT_NE(link.err.find("refusing to write through a symbolic link"), std::string::npos) << link.err;
+  EXPECT_EQ(read_file(t / "elsewhere.html"), "untouched");
+  // A dump.json that is not JSON.
+  write_file(t / "dump.json", "{\"task\": ");
+  auto dump = run_acccheck({"report", t.path(), "--dump", t / "dump.json"});
+  EXPECT_EQ(dump.exit_code, 3);
+  EXPECT_EQ(dump.err.rfind("acccheck report: " + t / "dump.json", 0), 0u) << dump.err;
+  EXPECT_EQ(std::count(dump.err.begin(), dump.err.end(), '\n'), 1) << dump.err;
+}
