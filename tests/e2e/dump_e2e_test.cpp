@@ -200,6 +200,20 @@ TEST_F(Dump, TorchScriptModelRunsForwardAndBackward) {
   EXPECT_NE(bad.err.find(script + ": not a TorchScript model"), std::string::npos) << bad.err;
 }
 
+// The example TorchScript model the build writes with python3-torch (examples/train/make_torchscript.py).
+TEST_F(Dump, TheBundledTorchScriptExampleDumpsAndReplays) {
+  const std::string model = std::string(ACCCHECK_BUILD_DIR) + "/examples/example-model.pt";
+  if (!fs::exists(model)) GTEST_SKIP() << "no " << model << ": the build found no python3-torch to write it";
+  TempDir dir;
+  auto r = run_acccheck({"dump", "--dump-path", dir / "d", "--model", model, "--input-shape", "4,16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto names = entry_names(records_of(dir / "d/step0/rank/dump.json"));
+  for (const char* n : {"Aten.native_layer_norm.0.forward", "Aten.gelu.0.forward", "Aten._softmax.0.backward"})
+    EXPECT_TRUE(has(names, n)) << n << " in " << ::testing::PrintToString(names);
+  auto ut = run_acccheck({"run_ut", "-api_info", dir / "d/step0/rank/dump.json", "--device", "npu-sim", "-o", dir / "o"});
+  EXPECT_EQ(ut.exit_code, 0) << ut.err;
+}
+
 TEST_F(Dump, CrashLeavesEveryEntryBeforeItReadable) {
   TempDir dir;
   auto r = dump({"--dump-path", dir / "d"}, {kTrain, "--steps", "4", "--crash-at", "2"});
