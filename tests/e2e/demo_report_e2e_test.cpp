@@ -218,6 +218,29 @@ TEST_F(Demo, ReproBuildsAndShowsTheDefectOnlyWhenItIsPlanted) {
   EXPECT_LT(cpu, 1e-5) << read_file(t / "cpu.log");
 }
 
+// Real data: a tensor-mode dump's .pt files travel with the reproducer and are what it reads.
+TEST_F(Demo, ReproOfATensorDumpCarriesAndReadsTheRealInputs) {
+  TempDir t;
+  auto d = run_acccheck({"dump", "--dump-path", t / "d", "--task", "tensor", "--step", "1", "--",
+                         std::string(ACCCHECK_BUILD_DIR) + "/examples/acccheck-example-train", "--steps", "2"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  auto r = run_acccheck({"repro", "Aten.addmm.0", "--dump", t / "d/step1/rank/dump.json", "--device", "cpu", "-o", t / "r"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(aten::addmm, 3 arguments, 3 tensor files)"), std::string::npos) << r.out;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(fs::exists(t / ("r/inputs/Aten.addmm.0.forward.input." + std::to_string(i) + ".pt")));
+  const std::string code = read_file(t / "r/repro.cpp");
+  EXPECT_NE(code.find("named(\"self\", tensor({64}, at::kFloat, "), std::string::npos) << code.substr(0, 400);
+  EXPECT_NE(code.find("\"inputs/Aten.addmm.0.forward.input.1.pt\")"), std::string::npos);
+  std::string build = acccheck::test::build_cmake_project(t / "r", t);
+  // The same inputs whatever the seed: they are read, not drawn.
+  const std::string run1 = t / "run1.log", run2 = t / "run2.log";
+  ASSERT_EQ(std::system((shell_quote(build + "/repro") + " > " + shell_quote(run1) + " 2>&1").c_str()), 0) << read_file(run1);
+  ASSERT_EQ(std::system((shell_quote(build + "/repro") + " --seed 99 > " + shell_quote(run2) + " 2>&1").c_str()), 0);
+  auto metrics = [](const std::string& log) { std::string s = read_file(log); return s.substr(s.find("output 0")); };
+  EXPECT_EQ(metrics(run1), metrics(run2));
+  EXPECT_NE(read_file(run1).find("aten::addmm on cpu vs the CPU benchmark"), std::string::npos) << read_file(run1);
+}
+
 TEST_F(Demo, ReproRefusesWhatItCannotRebuildInOneLine) {
   TempDir t;
   const std::string dump = out("dump/step1/rank/dump.json");

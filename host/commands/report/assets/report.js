@@ -102,7 +102,7 @@
     return span;
   };
   const table = new Tabulator("#api-table", {
-    data: rows, index: "idx", layout: "fitColumns", height: "420px", renderVertical: "basic",
+    data: rows, index: "idx", layout: "fitColumns", maxHeight: "420px", renderVertical: "basic",
     initialSort: [{ column: "order", dir: "asc" }],
     columns: [
       { title: "#", field: "order", width: 60, sorter: "number" },

@@ -122,9 +122,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    std::string folder = argv[0];
-    folder = folder.find('/') == std::string::npos ? "." : folder.substr(0, folder.rfind('/'));
-    folder += "/" REPRO_SOURCE_RELATIVE;
+    const std::string folder = REPRO_SOURCE_DIR;  // the reproducer's folder (inputs/*.pt)
     at::manual_seed(seed);
     std::vector<Arg> args = case_arguments();
     std::vector<at::Tensor> inputs;
