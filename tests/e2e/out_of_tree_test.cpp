@@ -43,6 +43,29 @@ TEST(OutOfTreeExamples, CustomMetricPluginBuildsAndJudges) {
             std::string::npos);
 }
 
+TEST(OutOfTreeExamples, CustomHookPluginRenamesItsOperatorsInADump) {
+  TempDir dir;
+  std::string build = acccheck::test::build_example("custom_hook", dir);
+  ASSERT_TRUE(fs::exists(build + "/acccheck_hook_activations.so"));
+  auto listed = run_acccheck({"plugins", "--plugin-dir", build});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("activations"), std::string::npos) << listed.out;
+  if (!ACCCHECK_TORCH_BUILD) GTEST_SKIP() << "built without LibTorch: no dump engine";
+  auto d = run_acccheck({"dump", "--plugin-dir", build, "--dump-path", dir / "d", "--step", "1", "--",
+                         std::string(ACCCHECK_BUILD_DIR) + "/examples/acccheck-example-train", "--steps", "2"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  std::string json = read_file(dir / "d/step1/rank/dump.json");
+  // The MLP's relu and tanh are claimed by the plugin; its addmm stays with the aten category.
+  for (const char* e : {"\"Act.relu.0.forward\"", "\"Act.tanh.0.forward\"", "\"Act.tanh.0.backward\"", "\"Aten.addmm.0.forward\""})
+    EXPECT_NE(json.find(e), std::string::npos) << e;
+  EXPECT_EQ(json.find("\"Aten.relu."), std::string::npos);
+  auto ut = run_acccheck({"run_ut", "-api_info", dir / "d/step1/rank/dump.json", "--device", "cpu", "-o", dir / "o",
+                          "--timestamp", "20260101000000"});
+  ASSERT_EQ(ut.exit_code, 0) << ut.err;
+  std::string result = read_file(dir / "o/accuracy_checking_result_20260101000000.csv");
+  EXPECT_NE(result.find("Act.tanh.0,pass,pass"), std::string::npos) << result;
+}
+
 TEST(OutOfTreeExamples, SdkTrainingDumpsAndReplays) {
   if (!ACCCHECK_TORCH_BUILD) GTEST_SKIP() << "built without LibTorch: no dump SDK";
   TempDir dir;
