@@ -285,6 +285,49 @@ TEST(Report, TextFromTheCsvFilesIsNeverMarkup) {
   EXPECT_EQ(dom.find("<img src=\"x\""), std::string::npos);
 }
 
+// A large run: 6,000 APIs (the table renders only visible rows past 2,000; both sides' metrics
+// are kept for flagged APIs and the first 5,000).
+TEST(Report, ALargeRunOpensAndKeepsTheSidesOfFlaggedApis) {
+  TempDir t;
+  const std::string header = "API Name,Bench Dtype,DEVICE Dtype,Shape,余弦相似度,最大绝对误差,双百指标,双千指标,双万指标,"
+                             "二进制一致错误率,误差均衡性,均方根误差,小值域错误占比,相对误差最大值,相对误差平均值,"
+                             "inf/nan错误率,相对误差错误率,绝对误差错误率,ULP误差最大值,ULP误差平均值,ULP误差大于阈值占比,"
+                             "Status,Message\r\n";
+  std::string npu = header, gpu = header;
+  auto row = [](int i, double rmse) {
+    return "Functional.gelu." + std::to_string(i) + ".forward.output.0,torch.float64,torch.float32,\"(64,)\",0.99999,1e-06, , , , ,"
+           "0.1," + std::to_string(rmse) + ",0,1e-06,1e-07, , , , , , ,pass,\r\n";
+  };
+  for (int i = 0; i < 6000; ++i) {
+    npu += row(i, i % 10 == 0 ? 1e-3 : 1e-4);  // every tenth API: RMSE ratio 10 > 2 (above minimum_err)
+    gpu += row(i, 1e-4);
+  }
+  write_file(t / "npu.csv", npu);
+  write_file(t / "gpu.csv", gpu);
+  auto c = run_acccheck({"compare", "-npu", t / "npu.csv", "-gpu", t / "gpu.csv", "-o", t / "cmp", "--html"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const std::string html = read_file(t / "cmp/report.html");
+  EXPECT_NE(html.find("\"sided_apis\": 5000"), std::string::npos);
+  // API 5990 is flagged (sides kept), 5991 passes past the cap (no sides).
+  // Whether an API's output carries "npu" cells: between its output's name and the next API.
+  auto sides_of = [&](const std::string& api) {
+    const std::size_t at = html.find("\"name\": \"" + api + ".forward.output.0\"");
+    EXPECT_NE(at, std::string::npos) << api;
+    const std::size_t next = html.find("\"name\": \"Functional.gelu.", at + 20);
+    const std::size_t npu_cells = html.find("\"npu\": ", at);
+    return npu_cells < next;
+  };
+  EXPECT_TRUE(sides_of("Functional.gelu.5990"));
+  EXPECT_FALSE(sides_of("Functional.gelu.5991"));
+  if (!chromium_available()) GTEST_SKIP() << "chromium is not installed: report not opened";
+  std::string dom = dom_of(t / "cmp/report.html", "#verdict=error&api=Functional.gelu.5991", t);
+  EXPECT_NE(dom.find("data-state=\"ready\""), std::string::npos);
+  EXPECT_EQ(text_of(dom, "count-apis"), "6000");
+  EXPECT_EQ(text_of(dom, "visible-count"), "600");
+  EXPECT_LT(rendered_rows(dom), 100u) << "a large table renders only the rows in view";
+  EXPECT_NE(dom.find("are kept for flagged APIs and the first 5000 APIs"), std::string::npos);
+}
+
 TEST(Report, BadInputsAreOneLineAndAnEarlierReportSurvives) {
   TempDir t;
   auto none = run_acccheck({"report", t.path()});

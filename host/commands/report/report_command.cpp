@@ -23,9 +23,9 @@ void add_report_options(po::options_description& desc) {
 }
 
 std::string write_report(const ReportSources& sources, const std::string& out_file) {
-  std::string html = render_report_html(build_report_model(sources));
+  const Json model = build_report_model(sources);
   AtomicOutputFile out(out_file, 0644);
-  out.write(html);
+  render_report_html(model, [&](std::string_view part) { out.write(part); });
   out.commit();
   return out_file;
 }

@@ -1,6 +1,8 @@
 #include "commands/report/report_html.hpp"
 
+#include <functional>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "assets/embedded_assets.hpp"
@@ -43,21 +45,23 @@ std::string json_for_script(const Json& value) {
   return out;
 }
 
-std::string render_report_html(const Json& model) {
+void render_report_html(const Json& model, const std::function<void(std::string_view)>& sink) {
   const Json* title = model.find("title");
-  const std::map<std::string_view, std::string> parts = {
-      {"TITLE", html_escape(title ? title->as_string() : "acccheck report")},
-      {"LIB_STYLE", std::string(embedded_asset(Asset::tabulator_style))},
-      {"STYLE", std::string(embedded_asset(Asset::report_style))},
-      {"TABULATOR", inline_script(embedded_asset(Asset::tabulator_script))},
-      {"CHART", inline_script(embedded_asset(Asset::chart_script))},
-      {"SCRIPT", inline_script(embedded_asset(Asset::report_script))},
-      {"DATA", json_for_script(model)},
+  const std::string data = json_for_script(model);
+  const std::string title_text = html_escape(title ? title->as_string() : "acccheck report");
+  const std::map<std::string_view, std::string_view> parts = {
+      {"TITLE", title_text},
+      {"LIB_STYLE", embedded_asset(Asset::tabulator_style)},
+      {"STYLE", embedded_asset(Asset::report_style)},
+      {"TABULATOR", embedded_asset(Asset::tabulator_script)},
+      {"CHART", embedded_asset(Asset::chart_script)},
+      {"SCRIPT", embedded_asset(Asset::report_script)},
+      {"DATA", data},
   };
+  const std::set<std::string_view> scripts = {"TABULATOR", "CHART", "SCRIPT"};
   // One pass over the template: inserted text is never scanned again, so neither a library nor
-  // the data can be taken for a marker.
+  // the data can be taken for a marker. Parts go to the sink as they are (no page-sized copy).
   std::string_view tpl = embedded_asset(Asset::report_template);
-  std::string page;
   std::size_t pos = 0;
   while (true) {
     std::size_t open = tpl.find("{{", pos);
@@ -66,11 +70,17 @@ std::string render_report_html(const Json& model) {
     if (close == std::string_view::npos) break;
     auto it = parts.find(tpl.substr(open + 2, close - open - 2));
     if (it == parts.end()) throw std::logic_error("report template: unknown marker at byte " + std::to_string(open));
-    page.append(tpl.substr(pos, open - pos));
-    page += it->second;
+    sink(tpl.substr(pos, open - pos));
+    if (scripts.count(it->first)) sink(inline_script(it->second));
+    else sink(it->second);
     pos = close + 2;
   }
-  page.append(tpl.substr(pos));
+  sink(tpl.substr(pos));
+}
+
+std::string render_report_html(const Json& model) {
+  std::string page;
+  render_report_html(model, [&](std::string_view part) { page.append(part); });
   return page;
 }
 

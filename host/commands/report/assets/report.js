@@ -4,6 +4,12 @@
 (function () {
   "use strict";
   const data = JSON.parse(document.getElementById("report-data").textContent);
+  // Rows arrive tab-joined (report_model.cpp): split once.
+  for (const a of data.apis) for (const o of a.outputs) {
+    o.cells = o.cells.split("\t");
+    if (o.npu !== undefined) o.npu = o.npu.split("\t");
+    if (o.gpu !== undefined) o.gpu = o.gpu.split("\t");
+  }
   const compare = data.mode === "compare";
   const col = (name) => data.columns.indexOf(name);
   const sideCol = (name) => data.side_columns.indexOf(name);
@@ -102,7 +108,8 @@
     return span;
   };
   const table = new Tabulator("#api-table", {
-    data: rows, index: "idx", layout: "fitColumns", maxHeight: "420px", renderVertical: "basic",
+    // Every row in the DOM for small runs (what the tests count); only the visible ones for large.
+    data: rows, index: "idx", layout: "fitColumns", maxHeight: "420px", renderVertical: rows.length > 2000 ? "virtual" : "basic",
     initialSort: [{ column: "order", dir: "asc" }],
     columns: [
       { title: "#", field: "order", width: 60, sorter: "number" },
@@ -160,6 +167,9 @@
       d.appendChild(tableOf(["output", ...used.map((i) => data.columns[i])],
                             a.outputs.map((o) => [o.name.slice(a.name.length + 1), ...used.map((i) => o.cells[i])])));
       const sided = a.outputs.filter((o) => o.npu || o.gpu);
+      if (!sided.length && data.side_columns.length)
+        d.appendChild(el("p", { class: "hint" }, "Both sides' run_ut metrics are kept for flagged APIs and the first " +
+                                                 data.sided_apis + " APIs; see the run_ut details files for this one."));
       if (sided.length) {
         d.appendChild(el("h3", {}, "run_ut metrics of both sides"));
         for (const o of sided) {
@@ -178,7 +188,22 @@
   }
   table.on("rowClick", (e, row) => showDetail(row.getData().idx));
 
+  // ---- state from the address (#verdict=error&q=tanh&standard=...&api=NAME) ------------------
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (params.get("q")) text.value = params.get("q");
+  if (params.get("verdict")) verdict.value = params.get("verdict");
+  if (params.get("standard")) standardSelect.value = params.get("standard");
+  table.on("tableBuilt", () => {
+    applyFilters();
+    const api = params.get("api");
+    const hit = api ? rows.find((r) => r.name === api) : null;
+    if (hit) showDetail(hit.idx);
+    document.body.setAttribute("data-state", "ready");
+  });
+
   // ---- plots -----------------------------------------------------------------------------------
+  // A plot that fails (a browser without canvas, an odd value) must not take the table with it.
+  const plot = (name, draw) => { try { draw(); } catch (e) { console.error("plot " + name + ": " + e); } };
   Chart.defaults.animation = false;
   Chart.defaults.font.size = 11;
   // Not red, green or amber: those colours mean verdicts in the other plots.
@@ -206,25 +231,33 @@
       const algo = iAlgo >= 0 && !blank(o.cells[iAlgo]) ? o.cells[iAlgo] : "?";
       for (const [, i] of ratioColumns) { const v = num(o.cells[i]); if (isFinite(v) && v > 0) (groups[algo] = groups[algo] || []).push(v); }
     }
-    histogram("plot-ratios", "plot1-caption", groups, "Distribution of the NPU/GPU ratios, by standard");
+    plot("ratios", () => histogram("plot-ratios", "plot1-caption", groups, "Distribution of the NPU/GPU ratios, by standard"));
   } else {
     const groups = {};
     const iDtype = col("DEVICE Dtype");
     for (const a of data.apis) for (const o of a.outputs) {
       const v = num(o.cells[iMaxAbs]); if (isFinite(v) && v > 0) (groups[o.cells[iDtype] || "?"] = groups[o.cells[iDtype] || "?"] || []).push(v);
     }
-    histogram("plot-ratios", "plot1-caption", groups, "Distribution of the max absolute error against the benchmark, by dtype");
+    plot("ratios", () => histogram("plot-ratios", "plot1-caption", groups, "Distribution of the max absolute error against the benchmark, by dtype"));
   }
 
-  function scatter(canvasId, points, xlabel, ylabel, diagonal) {
+  // At most ~20,000 points: every flagged one, passing ones evenly thinned (a browser draws 10^5 slowly).
+  function thin(points) {
+    const passing = points.filter((p) => p.v === "pass"), rest = points.filter((p) => p.v !== "pass");
+    const keep = Math.max(1, 20000 - rest.length), stride = Math.max(1, Math.ceil(passing.length / keep));
+    return rest.concat(passing.filter((p, i) => i % stride === 0));
+  }
+  function scatter(canvasId, all, xlabel, ylabel, diagonal) {
+    const points = thin(all);
     const byVerdict = {};
     for (const p of points) (byVerdict[p.v] = byVerdict[p.v] || []).push(p);
     const datasets = Object.entries(byVerdict).map(([v, pts]) => ({
       label: v, data: pts, backgroundColor: COLOURS[v] || "#0969da", pointRadius: 3,
     }));
     if (diagonal && points.length) {
-      const xs = points.map((p) => p.x).concat(points.map((p) => p.y));
-      datasets.push({ label: "NPU = GPU", type: "line", data: [{ x: Math.min(...xs), y: Math.min(...xs) }, { x: Math.max(...xs), y: Math.max(...xs) }],
+      let lo = Infinity, hi = -Infinity;  // a loop, not Math.min(...xs): 10^5 arguments overflow the stack
+      for (const p of points) { lo = Math.min(lo, p.x, p.y); hi = Math.max(hi, p.x, p.y); }
+      datasets.push({ label: "NPU = GPU", type: "line", data: [{ x: lo, y: lo }, { x: hi, y: hi }],
                       borderColor: "#8c959f", borderDash: [4, 4], pointRadius: 0 });
     }
     new Chart(document.getElementById(canvasId), {
@@ -246,7 +279,7 @@
     document.getElementById("plot2-caption").textContent = pts.length ?
       "NPU vs GPU max absolute error against the benchmark, per output" :
       "NPU vs GPU error scatter: give the run_ut details of both sides (--npu, --gpu)";
-    scatter("plot-scatter", pts, "GPU max abs error", "NPU max abs error", true);
+    plot("scatter", () => scatter("plot-scatter", pts, "GPU max abs error", "NPU max abs error", true));
   } else {
     const pts = [];
     for (const a of data.apis) for (const o of a.outputs) {
@@ -254,7 +287,7 @@
       if (x > 0 && y > 0 && isFinite(x) && isFinite(y)) pts.push({ x, y, v: outputVerdict(o) || "?", name: o.name });
     }
     document.getElementById("plot2-caption").textContent = "Max absolute error vs 1 − cosine similarity, per output";
-    scatter("plot-scatter", pts, "max abs error", "1 − cosine similarity", false);
+    plot("scatter", () => scatter("plot-scatter", pts, "max abs error", "1 − cosine similarity", false));
   }
 
   {
@@ -265,26 +298,14 @@
     document.getElementById("plot3-caption").textContent = compare ?
       "Where the errors sit in the model's call order: largest NPU/GPU ratio per API" :
       "Where the errors sit in the model's call order: largest max absolute error per API";
-    new Chart(document.getElementById("plot-order"), {
+    plot("order", () => new Chart(document.getElementById("plot-order"), {
       type: "scatter",
       data: { datasets: Object.entries(byVerdict).map(([v, p]) => ({ label: v, data: p, backgroundColor: COLOURS[v] || "#0969da", pointRadius: 4 })) },
       options: { maintainAspectRatio: false,
                  plugins: { tooltip: { callbacks: { label: (c) => c.raw.name + ": " + c.raw.y.toPrecision(3) } } },
                  scales: { x: { title: { display: true, text: "call order (forward entries of the dump)" } },
                            y: { type: "logarithmic", ticks: logTicks, title: { display: true, text: compare ? "largest ratio" : "max abs error" } } } },
-    });
+    }));
   }
 
-  // ---- state from the address (#verdict=error&q=tanh&standard=...&api=NAME) ------------------
-  const params = new URLSearchParams(location.hash.slice(1));
-  if (params.get("q")) text.value = params.get("q");
-  if (params.get("verdict")) verdict.value = params.get("verdict");
-  if (params.get("standard")) standardSelect.value = params.get("standard");
-  table.on("tableBuilt", () => {
-    applyFilters();
-    const api = params.get("api");
-    const hit = api ? rows.find((r) => r.name === api) : null;
-    if (hit) showDetail(hit.idx);
-    document.body.setAttribute("data-state", "ready");
-  });
 })();
