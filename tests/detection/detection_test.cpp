@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "support/test_support.hpp"
@@ -68,60 +67,51 @@ std::map<std::string, std::string> metrics_by_api(const std::string& csv) {
   return m;
 }
 
-// One model's dump with its cpu (reference) and healthy npu-sim runs, made once per suite.
+// One model's dump with its cpu (reference) and healthy npu-sim runs. CTest runs every scenario
+// in a process of its own, so each makes its baseline in its own folder.
 struct Baseline {
   std::string dump_json, cpu_dir, healthy_dir;
 };
 
-class Detection : public ::testing::TestWithParam<Scenario> {
- protected:
-  static const Baseline& baseline(const std::string& model, const std::string& dtype) {
-    static std::mutex mu;
-    static std::map<std::string, Baseline> made;
-    static TempDir* root = new TempDir();  // lives for the whole test binary
-    std::lock_guard<std::mutex> lock(mu);
-    const std::string key = model + "-" + dtype;
-    auto it = made.find(key);
-    if (it != made.end()) return it->second;
-    Baseline b;
-    const std::string dir = *root / key;
-    if (model.rfind("fixture:", 0) == 0) {
-      b.dump_json = acccheck::test::fixture(model.substr(8) + "/dump.json");
-    } else {
-      auto d = run_acccheck({"dump", "--dump-path", dir + "/dump", "--step", "1", "--",
-                             std::string(ACCCHECK_BUILD_DIR) + "/examples/acccheck-example-train", "--model", model,
-                             "--dtype", dtype, "--steps", "2"});
-      EXPECT_EQ(d.exit_code, 0) << d.err;
-      b.dump_json = dir + "/dump/step1/rank/dump.json";
-    }
-    b.cpu_dir = dir + "/cpu";
-    b.healthy_dir = dir + "/healthy";
-    for (auto [device, out] : {std::pair<std::string, std::string>{"cpu", b.cpu_dir}, {"npu-sim", b.healthy_dir}}) {
-      auto r = run_acccheck({"run_ut", "-api_info", b.dump_json, "--device", device, "-n", "2", "-o", out,
-                             "--timestamp", kStamp});
-      EXPECT_EQ(r.exit_code, 0) << r.err;
-    }
-    return made.emplace(key, b).first->second;
+Baseline make_baseline(const std::string& model, const std::string& dtype, const std::string& dir) {
+  Baseline b;
+  if (model.rfind("fixture:", 0) == 0) {
+    b.dump_json = acccheck::test::fixture(model.substr(8) + "/dump.json");
+  } else {
+    auto d = run_acccheck({"dump", "--dump-path", dir + "/dump", "--step", "1", "--",
+                           std::string(ACCCHECK_BUILD_DIR) + "/examples/acccheck-example-train", "--model", model,
+                           "--dtype", dtype, "--steps", "2"});
+    EXPECT_EQ(d.exit_code, 0) << d.err;
+    b.dump_json = dir + "/dump/step1/rank/dump.json";
   }
+  b.cpu_dir = dir + "/cpu";
+  b.healthy_dir = dir + "/healthy";
+  for (auto [device, out] : {std::pair<std::string, std::string>{"cpu", b.cpu_dir}, {"npu-sim", b.healthy_dir}}) {
+    auto r = run_acccheck({"run_ut", "-api_info", b.dump_json, "--device", device, "-n", "2", "-o", out,
+                           "--timestamp", kStamp});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  return b;
+}
 
-  static void record(const std::string& line) {
-    static std::mutex mu;
-    std::lock_guard<std::mutex> lock(mu);
-    fs::create_directories(std::string(ACCCHECK_BUILD_DIR) + "/test-artifacts");
-    const std::string path = std::string(ACCCHECK_BUILD_DIR) + "/test-artifacts/detection.csv";
-    const bool fresh = !fs::exists(path);
-    std::ofstream out(path, std::ios::app);
-    if (fresh) out << "scenario,model,dtype,defective_apis,flagged_defective,healthy_apis,flagged_healthy\n";
-    out << line << "\n";
-  }
-};
+// One line per scenario in <build>/test-artifacts/detection.csv (appended: scenarios are processes).
+void record(const std::string& line) {
+  fs::create_directories(std::string(ACCCHECK_BUILD_DIR) + "/test-artifacts");
+  const std::string path = std::string(ACCCHECK_BUILD_DIR) + "/test-artifacts/detection.csv";
+  const bool fresh = !fs::exists(path);
+  std::ofstream out(path, std::ios::app);
+  if (fresh) out << "scenario,model,dtype,defective_apis,flagged_defective,healthy_apis,flagged_healthy\n";
+  out << line << "\n";
+}
+
+class Detection : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(Detection, FlagsEveryDefectiveApiAndAtMostOnePercentOfTheHealthy) {
   if (!ACCCHECK_TORCH_BUILD) GTEST_SKIP() << "built without LibTorch: no npu-sim";
   const Scenario& s = GetParam();
-  const Baseline& b = baseline(s.model, s.dtype);
-  ASSERT_TRUE(fs::exists(details(b.cpu_dir)) && fs::exists(details(b.healthy_dir))) << "baseline runs failed";
   TempDir t;
+  const Baseline b = make_baseline(s.model, s.dtype, t / "baseline");
+  ASSERT_TRUE(fs::exists(details(b.cpu_dir)) && fs::exists(details(b.healthy_dir))) << "baseline runs failed";
   write_file(t / "faults.yaml", s.faults_yaml);
   auto ut = run_acccheck({"run_ut", "-api_info", b.dump_json, "--device", "npu-sim", "--device-config", t / "faults.yaml",
                           "-n", "2", "-o", t / "npu", "--timestamp", kStamp});
@@ -174,13 +164,8 @@ TEST(DetectionHealthy, NoApiIsFlaggedOnAHealthyDevice) {
   for (const char* model : {"mlp", "cnn", "transformer"}) {
     for (const char* dtype : {"fp32", "bf16"}) {
       TempDir t;
-      ASSERT_EQ(run_acccheck({"dump", "--dump-path", t / "d", "--step", "1", "--",
-                              std::string(ACCCHECK_BUILD_DIR) + "/examples/acccheck-example-train", "--model", model,
-                              "--dtype", dtype, "--steps", "2"}).exit_code, 0);
-      for (const char* device : {"cpu", "npu-sim"})
-        ASSERT_EQ(run_acccheck({"run_ut", "-api_info", t / "d/step1/rank/dump.json", "--device", device, "-n", "2", "-o",
-                                t / device, "--timestamp", kStamp}).exit_code, 0);
-      auto cmp = run_acccheck({"compare", "-npu", details(t / "npu-sim"), "-gpu", details(t / "cpu"), "-o", t / "cmp",
+      const Baseline b = make_baseline(model, dtype, t.path());
+      auto cmp = run_acccheck({"compare", "-npu", details(b.healthy_dir), "-gpu", details(b.cpu_dir), "-o", t / "cmp",
                                "--timestamp", kStamp, "--fail-on", "error"});
       EXPECT_EQ(cmp.exit_code, 0) << model << " " << dtype << ":\n" << cmp.out;
     }

@@ -147,8 +147,7 @@ std::map<std::string, std::string> deciding_values(const std::string& details_cs
   std::map<std::string, std::string> out;
   auto rows = read_csv_records(details_csv);
   if (rows.empty()) return out;
-  auto header = rows[0];
-  if (!header.empty() && header[0].rfind("\xEF\xBB\xBF", 0) == 0) header[0].erase(0, 3);
+  const auto& header = rows[0];  // CsvReader drops the BOM
   std::size_t algo = std::find(header.begin(), header.end(), "比对算法") - header.begin();
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const auto& r = rows[i];

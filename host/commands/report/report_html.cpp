@@ -78,10 +78,4 @@ void render_report_html(const Json& model, const std::function<void(std::string_
   sink(tpl.substr(pos));
 }
 
-std::string render_report_html(const Json& model) {
-  std::string page;
-  render_report_html(model, [&](std::string_view part) { page.append(part); });
-  return page;
-}
-
 }  // namespace acccheck::host

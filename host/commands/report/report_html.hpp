@@ -10,8 +10,7 @@
 
 namespace acccheck::host {
 
-std::string render_report_html(const Json& model);
-// The same, handed to `sink` part by part (a large run's page is never held whole).
+// The page, handed to `sink` part by part (a large run's page is never held whole).
 void render_report_html(const Json& model, const std::function<void(std::string_view)>& sink);
 
 // JSON text safe inside <script>: every '<' becomes \u003c, so no data can close the element.

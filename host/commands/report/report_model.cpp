@@ -3,7 +3,6 @@
 #include <acccheck/csv.hpp>
 #include <acccheck/record.hpp>
 
-#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -14,8 +13,6 @@ namespace fs = std::filesystem;
 namespace acccheck::host {
 
 namespace {
-
-constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
 std::string newest(const fs::path& dir, const std::string& prefix) {
   std::string best;
@@ -32,7 +29,6 @@ std::string newest(const fs::path& dir, const std::string& prefix) {
 struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::size_t> lines;
 };
 
 // `min_fields`: run_ut leaves a pass row's Message out (3 of the 4 fields).
@@ -43,7 +39,6 @@ Table read_table(const std::string& path, std::string_view first_column, std::si
     std::vector<std::string> fields;
     while (reader.next(fields)) {
       if (t.header.empty()) {
-        if (!fields.empty() && fields[0].rfind(kBom, 0) == 0) fields[0].erase(0, kBom.size());
         if (fields.empty() || fields[0] != first_column)
           throw ReportError(path + ": line 1: expected a header starting with '" + std::string(first_column) + "'");
         t.header = fields;
@@ -55,7 +50,6 @@ Table read_table(const std::string& path, std::string_view first_column, std::si
                           (least == t.header.size() ? std::to_string(least) : std::to_string(least) + " to " + std::to_string(t.header.size())) +
                           " fields, found " + std::to_string(fields.size()));
       t.rows.push_back(fields);
-      t.lines.push_back(reader.record_line());
     }
   } catch (const ReportError&) {
     throw;

@@ -13,6 +13,7 @@
 #include "assets/embedded_assets.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "plugin_host/plugin_file_check.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
 namespace fs = std::filesystem;
@@ -100,20 +101,22 @@ std::string argument_code(const Argument& a, const std::string& where, const Dum
     }
     case Argument::Kind::size:
     case Argument::Kind::list: {
-      std::vector<std::string> items;
-      bool ints = true, floats = true;
-      if (a.kind == Argument::Kind::size && a.value.is_array()) {
-        for (const auto& i : a.value.items()) items.push_back(std::to_string(i.as_int()));
-        return "value(std::vector<int64_t>{" + [&] { std::string s; for (auto& i : items) s += (s.empty() ? "" : ", ") + i; return s; }() + "})";
-      }
-      for (const auto& i : a.items) {
-        if (i.kind != Argument::Kind::scalar) throw unsupported("a list of " + i.type_name);
-        ints = ints && (i.type_name == "int" || i.value.is_integer());
-        floats = floats && i.value.is_number();
-        items.push_back(i.value.is_integer() ? std::to_string(i.value.as_int()) : number(i.value.as_double()));
-      }
+      // torch.Size keeps its numbers in `value`; a list holds scalar arguments.
       std::string joined;
-      for (auto& i : items) joined += (joined.empty() ? "" : ", ") + i;
+      bool ints = true, floats = true;
+      auto add = [&](const Json& v, bool integer) {
+        joined += (joined.empty() ? "" : ", ") + (integer ? std::to_string(v.as_int()) : number(v.as_double()));
+        ints = ints && integer;
+        floats = floats && v.is_number();
+      };
+      if (a.kind == Argument::Kind::size && a.value.is_array()) {
+        for (const auto& i : a.value.items()) add(i, true);
+      } else {
+        for (const auto& i : a.items) {
+          if (i.kind != Argument::Kind::scalar) throw unsupported("a list of " + i.type_name);
+          add(i.value, i.type_name == "int" || i.value.is_integer());
+        }
+      }
       if (ints) return "value(std::vector<int64_t>{" + joined + "})";
       if (floats) return "value(std::vector<double>{" + joined + "})";
       throw unsupported("a mixed list");
@@ -122,19 +125,23 @@ std::string argument_code(const Argument& a, const std::string& where, const Dum
   }
 }
 
-// The device plugin file for a device name ("npu-sim" → acccheck_device_npu_sim.so) in the
-// plugin folders the host searches.
+// The device plugin file for a device name ("npu-sim" → acccheck_device_npu_sim.so): a --plugin
+// file, else the first of that name in the plugin folders the host searches, found and checked
+// the way the host finds plugins (refused folders skipped, an unsafe file refused).
 std::string device_plugin_file(const std::string& device, const po::variables_map& vm) {
   std::string stem = "acccheck_device_" + device;
   for (char& c : stem)
     if (c == '-') c = '_';
   PluginSearch search = plugin_search_from(vm);
-  for (const auto& f : search.files)
-    if (fs::path(f).stem() == stem) return fs::absolute(f).string();
+  std::vector<std::string> candidates = search.files;
   for (const auto& d : search.dirs) {
-    std::error_code ec;
-    for (const auto& e : fs::recursive_directory_iterator(d, ec))
-      if (e.path().filename() == stem + ".so") return fs::canonical(e.path(), ec).string();
+    FolderScan scan = scan_plugin_folder(d);
+    candidates.insert(candidates.end(), scan.files.begin(), scan.files.end());
+  }
+  for (const auto& f : candidates) {
+    if (fs::path(f).stem() != stem) continue;
+    if (auto why = unsafe_file_reason(f)) throw ReproError(f + ": " + *why);
+    return fs::absolute(f).string();
   }
   return {};
 }
@@ -181,7 +188,11 @@ int run_repro(const po::variables_map& vm) {
   std::string default_device = device, plugin;
   if (device == "privateuseone" || device == "cpu" || device == "cuda") {
   } else {
-    plugin = device_plugin_file(device, vm);
+    try {
+      plugin = device_plugin_file(device, vm);
+    } catch (const ReproError& e) {
+      return fail(kExitPlugin, e.what());
+    }
     if (plugin.empty()) return fail(kExitPlugin, "device '" + device + "': no acccheck_device_*.so of that name in the plugin folders");
     default_device = "cpu";
   }
