@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -432,28 +433,70 @@ std::vector<std::string> own_plugin_dirs() {
 
 // ---- fork ---------------------------------------------------------------------------------------------
 // A forked child (a DataLoader worker) inherits the callbacks and the engine's memory but not the
-// writer thread. The locks are taken around fork() so the child never inherits one held by a
-// thread that does not exist there; in the child the parent's engine is abandoned (never touched,
-// never destroyed: its condition variables may have had waiters) and the callbacks are removed.
-// A forked child is not dumped: starting a writer thread inside the fork handler hung under
-// ASan's own fork handling (exec'd children are followed with --follow-children).
+// writer thread. Around fork() the engine's locks are held and the writer is made idle (waiting
+// for work, inside no lock and no malloc), so the child inherits no lock held by a thread it does
+// not have. In the child the parent's engine is abandoned (never touched, never destroyed: its
+// condition variables may have had waiters). Without --follow-children the callbacks are removed;
+// with it the child gets an engine of its own, writing <dump_path>/child-<pid>/, in the step the
+// parent was in (a worker runs no backward pass: all its operators belong to that step).
+constexpr std::chrono::seconds kForkWriterWait{10};
+
 void before_fork() {
   g_ops_mutex.lock();
-  if (g_state) g_state->mutex.lock();
+  if (!g_state) return;
+  g_state->mutex.lock();
+  // A writer still busy after the wait is paused all the same; only a child could suffer.
+  g_state->writer->pause_for_fork(kForkWriterWait);
 }
 
 void after_fork_in_parent() {
-  if (g_state) g_state->mutex.unlock();
+  if (!g_state) return g_ops_mutex.unlock();
+  g_state->writer->resume_after_fork();
+  g_state->mutex.unlock();
   g_ops_mutex.unlock();
+}
+
+// The followed child's engine: the parent's options, hooks, classification and callbacks; a new
+// writer and new counters. Throws what the writer's set-up throws.
+State* engine_for_forked_child(const State& parent) {
+  auto s = std::make_unique<State>();
+  s->options = parent.options;
+  s->options.dump_path = (fs::path(parent.options.dump_path) / ("child-" + std::to_string(::getpid()))).string();
+  s->options.exit_after_last_step = false;  // ending a worker would break the parent's training
+  s->rank = parent.rank;
+  s->rank_dir = parent.rank_dir;
+  s->hooks = parent.hooks;  // the parent's registry is never destroyed: the plugins stay loaded
+  s->callback = parent.callback;
+  s->watch = parent.watch;
+  s->callback_on = parent.callback_on;
+  s->watch_on = parent.watch_on;
+  s->started = parent.started;
+  s->step = parent.step;
+  s->writer = std::make_unique<DumpWriter>(s->options, s->rank_dir, [](const std::string& what) {
+    std::cerr << "acccheck dump: " << what << "; dumping is off in process " << ::getpid() << ", it goes on\n";
+    g_dumping.store(false);
+  });
+  return s.release();
 }
 
 void after_fork_in_child() {
   State* parent = g_state;
-  if (parent) parent->mutex.unlock();
   g_ops_mutex.unlock();
   if (!parent) return;
-  g_state = nullptr;  // abandoned
+  g_state = nullptr;  // abandoned, locks and all
   g_dumping.store(false);
+  g_backward_seen.store(false);  // the child's own step begins with no backward pass seen
+  if (parent->options.follow_children && !parent->finished) {
+    try {
+      State* child = engine_for_forked_child(*parent);
+      std::lock_guard<std::mutex> lock(child->mutex);
+      g_state = child;
+      update_dumping(*child);
+      return;
+    } catch (const std::exception& e) {
+      std::cerr << "acccheck dump: forked process " << ::getpid() << " not dumped: " << e.what() << "\n";
+    }
+  }
   at::removeCallback(parent->callback);
   at::removeCallback(parent->watch);
 }

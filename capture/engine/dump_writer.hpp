@@ -46,6 +46,10 @@ class DumpWriter {
   // For a process about to die (crash signal, _exit): waits until the writer has written what was
   // queued, up to `timeout`, without taking a lock (safe in a signal handler). True when drained.
   bool drain(std::chrono::milliseconds timeout) const;
+  // Around fork(): the writer thread is made idle (at most `timeout`) and kept so until
+  // resume_after_fork(); a forked child never calls resume (it abandons this writer).
+  void pause_for_fork(std::chrono::milliseconds timeout) { queue_.lock_when_idle(timeout); }
+  void resume_after_fork() { queue_.unlock_after_fork(); }
 
  private:
   struct EndStep {

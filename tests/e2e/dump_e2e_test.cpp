@@ -391,6 +391,45 @@ TEST_F(Dump, ExitAfterLastStepEndsTheProgram) {
   EXPECT_GT(records_of(dir / "d/step0/rank/dump.json").size(), 20u);
 }
 
+// Children forked right after each backward pass, while the writer still writes the step: none
+// hangs (the writer is idle across fork), the parent's files are whole, and only with
+// --follow-children does each child dump, into child-<pid>/ in the step its parent was in.
+TEST_F(Dump, ForkedChildrenNeitherHangNorTouchTheParentsDump) {
+  TempDir dir;
+  std::string program = std::string(ACCCHECK_BUILD_DIR) + "/tests/forking_training";
+  auto r = dump({"--dump-path", dir / "a"}, {program, "3", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("children: 12 forked, 0 failed"), std::string::npos) << r.out << r.err;
+  for (int step = 0; step < 3; ++step) {
+    auto names = entry_names(records_of(dir / ("a/step" + std::to_string(step) + "/rank/dump.json")));
+    EXPECT_TRUE(has(names, "Aten.mse_loss.0.backward")) << step;
+    EXPECT_FALSE(has(names, "Aten.stack.0.forward")) << step << ": a child's operator in the parent's dump";
+  }
+  for (const auto& e : fs::directory_iterator(dir / "a"))
+    EXPECT_EQ(e.path().filename().string().rfind("child-", 0), std::string::npos) << "children are not dumped by default";
+
+  r = dump({"--dump-path", dir / "b", "--follow-children"}, {program, "3", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("children: 12 forked, 0 failed"), std::string::npos) << r.out << r.err;
+  std::map<std::string, int> children_per_step;
+  for (const auto& e : fs::directory_iterator(dir / "b")) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("child-", 0) != 0) continue;
+    std::vector<std::string> steps;
+    for (const auto& s : fs::directory_iterator(e.path())) steps.push_back(s.path().filename().string());
+    ASSERT_EQ(steps.size(), 1u) << name << ": a child runs in one step";
+    ++children_per_step[steps[0]];
+    auto names = entry_names(records_of(e.path() / steps[0] / "rank/dump.json"));
+    for (const char* e : {"Aten.arange.0.forward", "Aten.select.0.forward", "Aten.select.3.forward", "Aten.stack.0.forward",
+                          "Aten.sum.0.forward"})
+      EXPECT_TRUE(has(names, e)) << name << ": " << e << " missing: " << ::testing::PrintToString(names);
+    for (const char* e : {"Aten.mm.0.forward", "Aten.tanh.0.forward", "Aten.select.4.forward"})
+      EXPECT_FALSE(has(names, e)) << name << ": " << e << " is not the child's";
+  }
+  EXPECT_EQ(children_per_step, (std::map<std::string, int>{{"step0", 4}, {"step1", 4}, {"step2", 4}}));
+  EXPECT_TRUE(has(entry_names(records_of(dir / "b/step2/rank/dump.json")), "Aten.mse_loss.0.backward"));
+}
+
 TEST_F(Dump, DeviceTensorsAutogradThreadAndALoaderThread) {
   TempDir dir;
   std::string program = std::string(ACCCHECK_BUILD_DIR) + "/tests/threaded_device_training";

@@ -96,12 +96,27 @@ TEST_F(PythonDump, DataLoaderWorkersNeitherHangNorTouchTheDump) {
     EXPECT_TRUE(has(names, e)) << e;
   for (const auto& e : fs::directory_iterator(dir / "a"))
     EXPECT_EQ(e.path().filename().string().rfind("child-", 0), std::string::npos) << "workers are not dumped by default";
-  // Even with --follow-children (which follows exec'd children) forked workers are not dumped.
+  // --follow-children: each forked worker dumps its own operators (the collate function's stack,
+  // the dataset's indexing) into child-<pid>/, in the step the parent was in when it forked.
   r = dump({"--dump-path", dir / "b", "--step", "0", "--follow-children"}, {kTransformer, "--workers", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto& e : fs::directory_iterator(dir / "b"))
-    EXPECT_EQ(e.path().filename().string().rfind("child-", 0), std::string::npos);
-  EXPECT_TRUE(has(names_in(dir / "b/step0/rank/dump.json"), "Aten.embedding.0.forward"));
+  auto parent = names_in(dir / "b/step0/rank/dump.json");
+  EXPECT_TRUE(has(parent, "Aten.embedding.0.forward"));
+  EXPECT_TRUE(has(parent, "Aten.nll_loss.0.backward"));
+  std::size_t workers = 0;
+  for (const auto& e : fs::directory_iterator(dir / "b")) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("child-", 0) != 0) continue;
+    ++workers;
+    EXPECT_NE(r.err.find("written to " + (dir / "b/" + name)), std::string::npos) << r.err;
+    auto worker = names_in(e.path().string() + "/step0/rank/dump.json");
+    EXPECT_TRUE(has(worker, "Aten.stack.0.forward")) << name << ": " << ::testing::PrintToString(worker);
+    EXPECT_TRUE(has(worker, "Aten.select.0.forward")) << name;
+    EXPECT_FALSE(has(worker, "Aten.embedding.0.forward")) << name << ": the parent's operators stay the parent's";
+    std::string stacks = read_file(e.path().string() + "/step0/rank/stack.json");
+    EXPECT_NE(stacks.find("torch/utils/data/"), std::string::npos) << stacks.substr(0, 800);
+  }
+  EXPECT_EQ(workers, 2u) << "one folder per worker (--workers 2)";
 }
 
 TEST_F(PythonDump, EveryWayOfEndingLeavesAReadableDump) {
