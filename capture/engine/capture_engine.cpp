@@ -49,12 +49,16 @@ struct State {
   host::PluginRegistry registry;
   std::vector<HookPlugin*> hooks;
   std::unique_ptr<DumpWriter> writer;
-  // Two callbacks, one enabled at a time. `callback` records (inputs and outputs). `watch` only
-  // finds the steps (inputs, no outputs, no recording): it runs in the steps that are not dumped,
-  // so an idle step costs the least RecordFunction can cost.
+  // Three callbacks, one enabled at a time. `callback` records (inputs and outputs). In a step
+  // that is not dumped only the next step's beginning is looked for: until its backward pass
+  // begins, by `watch_backward`, on autograd nodes alone (BACKWARD_FUNCTION scope: with no
+  // FUNCTION-scope callback enabled the dispatcher skips RecordFunction altogether, so the forward
+  // pass costs nothing); then by `watch` (inputs, no outputs), for the operator that begins the
+  // next forward pass.
   at::CallbackHandle callback = at::INVALID_CALLBACK_HANDLE;
   at::CallbackHandle watch = at::INVALID_CALLBACK_HANDLE;
-  bool callback_on = true, watch_on = true;
+  at::CallbackHandle watch_backward = at::INVALID_CALLBACK_HANDLE;
+  bool callback_on = true, watch_on = true, watch_backward_on = true;
 
   pid_t pid = ::getpid();  // the process that owns the writer thread
   std::mutex mutex;  // guards everything below
@@ -173,7 +177,10 @@ void apply_callbacks(State& s) {
                g_backward_seen.load() && s.options.steps.contains(s.step + 1);
   bool record = g_dumping.load() || armed;
   set_enabled(s.callback, record, s.callback_on);
-  set_enabled(s.watch, s.options.auto_step && !record && !s.finished, s.watch_on);
+  bool watching = s.options.auto_step && !record && !s.finished;
+  bool backward_seen = g_backward_seen.load();
+  set_enabled(s.watch, watching && backward_seen, s.watch_on);
+  set_enabled(s.watch_backward, watching && !backward_seen, s.watch_backward_on);
 }
 
 void update_dumping(State& s) {
@@ -375,7 +382,27 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   }
 }
 
-// The watch callback: steps only.
+// The watch callbacks: steps only. An autograd node, the first of a backward pass: `watch` takes
+// over. The node's end still comes here (RecordFunction ends the callbacks a call began with), so
+// the backward depth stays balanced.
+std::unique_ptr<at::ObserverContext> on_watch_backward_start(const at::RecordFunction&) {
+  State* s = g_state;
+  if (!s) return nullptr;
+  ++thread_state().backward_depth;
+  if (!g_backward_seen.exchange(true)) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    apply_callbacks(*s);  // `watch`, or the recording callback when the next step is dumped
+  }
+  return nullptr;
+}
+
+void on_watch_backward_end(const at::RecordFunction&, at::ObserverContext*) {
+  if (!g_state) return;
+  ThreadState& ts = thread_state();
+  if (ts.backward_depth > 0) --ts.backward_depth;
+}
+
+// After a backward pass began: the operator that begins the next forward pass.
 std::unique_ptr<at::ObserverContext> on_watch_start(const at::RecordFunction& fn) {
   State* s = g_state;
   if (!s) return nullptr;
@@ -470,6 +497,8 @@ State* engine_for_forked_child(const State& parent) {
   s->watch = parent.watch;
   s->callback_on = parent.callback_on;
   s->watch_on = parent.watch_on;
+  s->watch_backward = parent.watch_backward;
+  s->watch_backward_on = parent.watch_backward_on;
   s->started = parent.started;
   s->step = parent.step;
   s->writer = std::make_unique<DumpWriter>(s->options, s->rank_dir, [](const std::string& what) {
@@ -499,6 +528,7 @@ void after_fork_in_child() {
   }
   at::removeCallback(parent->callback);
   at::removeCallback(parent->watch);
+  at::removeCallback(parent->watch_backward);
 }
 
 }  // namespace
@@ -564,6 +594,9 @@ void CaptureEngine::configure(host::DumpOptions options) {
       at::RecordFunctionCallback(on_watch_start, on_watch_end)
           .needsInputs(true)
           .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  g_state->watch_backward = at::addGlobalCallback(
+      at::RecordFunctionCallback(on_watch_backward_start, on_watch_backward_end)
+          .scopes({at::RecordScope::BACKWARD_FUNCTION}));
   std::lock_guard<std::mutex> lock(g_state->mutex);
   update_dumping(*g_state);
 }
