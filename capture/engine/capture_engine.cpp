@@ -55,10 +55,11 @@ struct State {
   // FUNCTION-scope callback enabled the dispatcher skips RecordFunction altogether, so the forward
   // pass costs nothing); then by `watch` (inputs, no outputs), for the operator that begins the
   // next forward pass.
-  at::CallbackHandle callback = at::INVALID_CALLBACK_HANDLE;
-  at::CallbackHandle watch = at::INVALID_CALLBACK_HANDLE;
-  at::CallbackHandle watch_backward = at::INVALID_CALLBACK_HANDLE;
-  bool callback_on = true, watch_on = true, watch_backward_on = true;
+  struct Switch {
+    at::CallbackHandle handle = at::INVALID_CALLBACK_HANDLE;
+    bool on = true;  // a callback is enabled when added
+  };
+  Switch callback, watch, watch_backward;
 
   pid_t pid = ::getpid();  // the process that owns the writer thread
   std::mutex mutex;  // guards everything below
@@ -162,11 +163,11 @@ bool matches(const std::string& entry, const std::vector<std::string>& items) {
 
 bool rank_selected(const State& s) { return s.options.ranks.all() || (s.rank && s.options.ranks.contains(*s.rank)); }
 
-void set_enabled(at::CallbackHandle h, bool on, bool& current) {
-  if (on == current) return;
-  if (on) at::reenableCallback(h);
-  else at::disableCallback(h);
-  current = on;
+void set_enabled(State::Switch& sw, bool on) {
+  if (on == sw.on) return;
+  if (on) at::reenableCallback(sw.handle);
+  else at::disableCallback(sw.handle);
+  sw.on = on;
 }
 
 // Which callback runs. The recording one is switched on already during the backward pass of the
@@ -176,11 +177,11 @@ void apply_callbacks(State& s) {
   bool armed = s.options.auto_step && s.started && !s.finished && rank_selected(s) && !s.writer->failed() &&
                g_backward_seen.load() && s.options.steps.contains(s.step + 1);
   bool record = g_dumping.load() || armed;
-  set_enabled(s.callback, record, s.callback_on);
+  set_enabled(s.callback, record);
   bool watching = s.options.auto_step && !record && !s.finished;
   bool backward_seen = g_backward_seen.load();
-  set_enabled(s.watch, watching && backward_seen, s.watch_on);
-  set_enabled(s.watch_backward, watching && !backward_seen, s.watch_backward_on);
+  set_enabled(s.watch, watching && backward_seen);
+  set_enabled(s.watch_backward, watching && !backward_seen);
 }
 
 void update_dumping(State& s) {
@@ -458,6 +459,14 @@ std::vector<std::string> own_plugin_dirs() {
   return dirs;
 }
 
+// The writer of a state's dump. A writing error turns dumping off; the program goes on.
+void open_writer(State& s) {
+  s.writer = std::make_unique<DumpWriter>(s.options, s.rank_dir, [](const std::string& what) {
+    std::cerr << "acccheck dump: " << what << "; dumping is off, the program goes on\n";
+    g_dumping.store(false);
+  });
+}
+
 // ---- fork ---------------------------------------------------------------------------------------------
 // A forked child (a DataLoader worker) inherits the callbacks and the engine's memory but not the
 // writer thread. Around fork() the engine's locks are held and the writer is made idle (waiting
@@ -488,23 +497,17 @@ void after_fork_in_parent() {
 State* engine_for_forked_child(const State& parent) {
   auto s = std::make_unique<State>();
   s->options = parent.options;
-  s->options.dump_path = (fs::path(parent.options.dump_path) / ("child-" + std::to_string(::getpid()))).string();
+  s->options.dump_path = CaptureEngine::child_dump_path(parent.options.dump_path);
   s->options.exit_after_last_step = false;  // ending a worker would break the parent's training
   s->rank = parent.rank;
   s->rank_dir = parent.rank_dir;
   s->hooks = parent.hooks;  // the parent's registry is never destroyed: the plugins stay loaded
   s->callback = parent.callback;
   s->watch = parent.watch;
-  s->callback_on = parent.callback_on;
-  s->watch_on = parent.watch_on;
   s->watch_backward = parent.watch_backward;
-  s->watch_backward_on = parent.watch_backward_on;
   s->started = parent.started;
   s->step = parent.step;
-  s->writer = std::make_unique<DumpWriter>(s->options, s->rank_dir, [](const std::string& what) {
-    std::cerr << "acccheck dump: " << what << "; dumping is off in process " << ::getpid() << ", it goes on\n";
-    g_dumping.store(false);
-  });
+  open_writer(*s);
   return s.release();
 }
 
@@ -526,9 +529,8 @@ void after_fork_in_child() {
       std::cerr << "acccheck dump: forked process " << ::getpid() << " not dumped: " << e.what() << "\n";
     }
   }
-  at::removeCallback(parent->callback);
-  at::removeCallback(parent->watch);
-  at::removeCallback(parent->watch_backward);
+  for (const State::Switch* sw : {&parent->callback, &parent->watch, &parent->watch_backward})
+    at::removeCallback(sw->handle);
 }
 
 }  // namespace
@@ -539,6 +541,10 @@ CaptureEngine& CaptureEngine::instance() {
 }
 
 bool CaptureEngine::configured() const { return g_state != nullptr; }
+
+std::string CaptureEngine::child_dump_path(const std::string& dump_path) {
+  return (fs::path(dump_path) / ("child-" + std::to_string(::getpid()))).string();
+}
 
 void CaptureEngine::configure(host::DumpOptions options) {
   if (g_state && !g_state->finished) throw std::runtime_error("a dump is already running in this process");
@@ -569,12 +575,7 @@ void CaptureEngine::configure(host::DumpOptions options) {
     for (const auto& r : s->registry.refused()) why += "; " + r.line();
     throw std::runtime_error(why);
   }
-  State* raw = s.get();
-  s->writer = std::make_unique<DumpWriter>(s->options, s->rank_dir, [raw](const std::string& what) {
-    std::cerr << "acccheck dump: " << what << "; dumping is off, the program goes on\n";
-    g_dumping.store(false);
-    (void)raw;
-  });
+  open_writer(*s);
   {
     // A new configuration may classify differently. The old entries are retired, not freed: another
     // thread may still hold a pointer until it sees the new epoch.
@@ -585,16 +586,16 @@ void CaptureEngine::configure(host::DumpOptions options) {
   }
   g_epoch.fetch_add(1);
   g_state = s.release();
-  g_state->callback = at::addGlobalCallback(
+  g_state->callback.handle = at::addGlobalCallback(
       at::RecordFunctionCallback(on_start, on_end)
           .needsInputs(true)
           .needsOutputs(true)
           .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
-  g_state->watch = at::addGlobalCallback(
+  g_state->watch.handle = at::addGlobalCallback(
       at::RecordFunctionCallback(on_watch_start, on_watch_end)
           .needsInputs(true)
           .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
-  g_state->watch_backward = at::addGlobalCallback(
+  g_state->watch_backward.handle = at::addGlobalCallback(
       at::RecordFunctionCallback(on_watch_backward_start, on_watch_backward_end)
           .scopes({at::RecordScope::BACKWARD_FUNCTION}));
   std::lock_guard<std::mutex> lock(g_state->mutex);

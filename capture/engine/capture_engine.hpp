@@ -18,6 +18,8 @@ class CaptureEngine {
   // a second configure() without finish() is refused.
   void configure(host::DumpOptions options);
   bool configured() const;
+  // Where a followed child process (exec'd or forked) dumps: <dump_path>/child-<its pid>.
+  static std::string child_dump_path(const std::string& dump_path);
   void start();
   void stop();
   void step();  // the current step is over: its files are finished, counters restart

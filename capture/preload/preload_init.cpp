@@ -214,7 +214,7 @@ __attribute__((constructor)) void acccheck_preload_start() {
   bool is_root = !root || std::to_string(::getpid()) == root;
   bool ranked = std::getenv("RANK") || std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("PMI_RANK") ||
                 std::getenv("SLURM_PROCID");
-  if (!is_root && !ranked) o.dump_path = (fs::path(o.dump_path) / ("child-" + std::to_string(::getpid()))).string();
+  if (!is_root && !ranked) o.dump_path = acccheck::capture::CaptureEngine::child_dump_path(o.dump_path);
   if (!root) ::setenv("ACCCHECK_DUMP_ROOT_PID", std::to_string(::getpid()).c_str(), 1);
   if (!o.follow_children) hide_from_children();
   try {
