@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCCHECK_SANITIZE="address;undefined" \
   -DACCCHECK_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j2
+rm -rf build-asan/test-tmp  # what a killed test left behind
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scripts/ubsan-suppressions.txt"
 # handle_segv=0: the crash tests (npu-sim's `crash` fault) expect the worker to die of SIGSEGV, as it
 # does without ASan, instead of ASan's report and exit code.

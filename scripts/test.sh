@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f build/build.ninja ] || scripts/setup.sh
 cmake --build build -j2
+rm -rf build/test-tmp  # what a killed test left behind
 ctest --test-dir build --output-on-failure -j2

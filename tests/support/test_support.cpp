@@ -2,7 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,9 +20,11 @@ namespace fs = std::filesystem;
 namespace acccheck::test {
 
 TempDir::TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "acccheck-test-XXXXXX").string();
+  std::error_code ec;
+  fs::create_directories(ACCCHECK_TEST_TMP_DIR, ec);
+  std::string tmpl = std::string(ACCCHECK_TEST_TMP_DIR) + "/acccheck-test-XXXXXX";
   char* p = ::mkdtemp(tmpl.data());
-  if (!p) throw std::runtime_error("mkdtemp failed");
+  if (!p) throw std::runtime_error("mkdtemp failed in " ACCCHECK_TEST_TMP_DIR ": " + std::string(std::strerror(errno)));
   path_ = p;
 }
 
@@ -80,11 +86,32 @@ int run_shell(const std::string& cmd, const std::string& log) {
 }
 }  // namespace
 
+namespace {
+// The installed prefix lives as long as the test process and is removed when it exits (each test
+// process installs its own: ctest runs every test in a process of its own). A forked child that
+// calls exit() must not remove its parent's prefix, hence the pid.
+class ProcessTempDir {
+ public:
+  ProcessTempDir() : owner_(::getpid()) {}
+  ~ProcessTempDir() {
+    if (::getpid() != owner_) (void)dir_.release();
+  }
+  const TempDir& dir() const { return *dir_; }
+
+ private:
+  pid_t owner_;
+  std::unique_ptr<TempDir> dir_ = std::make_unique<TempDir>();
+};
+}  // namespace
+
 const std::string& installed_sdk_prefix() {
-  static TempDir* dir = new TempDir();
+  static ProcessTempDir owner;
+  static const TempDir* dir = &owner.dir();
   static const std::string prefix = [] {
     std::string p = dir->path() + "/prefix";
-    int rc = run_shell(quote(ACCCHECK_CMAKE) + " --install " + quote(ACCCHECK_BUILD_DIR) + " --prefix " + quote(p),
+    // --strip: a sanitized build's binaries carry hundreds of MB of debug information the
+    // out-of-tree builds never read.
+    int rc = run_shell(quote(ACCCHECK_CMAKE) + " --install " + quote(ACCCHECK_BUILD_DIR) + " --strip --prefix " + quote(p),
                        dir->path() + "/install.log");
     if (rc != 0) ADD_FAILURE() << "install failed:\n" << read_file(dir->path() + "/install.log");
     return p;

@@ -13,11 +13,15 @@
 
 namespace acccheck::test {
 
-// A fresh private (0700) folder, removed with its contents at destruction.
+// A fresh private (0700) folder, removed with its contents at destruction. It lies in the build
+// tree's test-tmp/ (ACCCHECK_TEST_TMP_DIR), not in /tmp: a sanitized build's installed prefix and
+// example builds are hundreds of MB, and a machine's /tmp may be a small RAM disk.
 class TempDir {
  public:
   TempDir();
   ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
   std::string operator/(const std::string& name) const { return path_ + "/" + name; }
 
