@@ -1,10 +1,12 @@
 #include "status_ladder.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include <acccheck/metric_support.hpp>
 #include <acccheck/number_format.hpp>
+#include <acccheck/simd.hpp>
 
 namespace acccheck::replay {
 
@@ -26,33 +28,82 @@ struct LadderInputs {
   bool float32_math = false;
 };
 
+// The maxima, counts and sums of one output. The loop is instantiated per rounding mode (float32
+// arithmetic, a float32 denominator) so that it has no branches; see acccheck/simd.hpp for how it
+// vectorises. The cosine's sums run in four fixed accumulators, as numpy's BLAS dot products use
+// several: the same numbers on every machine, whatever the vector width.
+struct PassSums {
+  std::int64_t n_nan = 0, b_nan = 0, err_nan = 0;
+  double n_max = 0.0, b_max = 0.0, max_abs = 0.0, dot = 0.0, nn = 0.0, bb = 0.0;
+  std::int64_t k2 = 0, k3 = 0, k4 = 0;
+};
+
+template <bool F32Math, bool F32Denominator>
+ACCCHECK_SIMD_CLONES PassSums pass_sums(const OutputPair& out, double eps, double t2, double t3, double t4) {
+  auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  const double* device = out.device;
+  const double* bench = out.bench;
+  const std::size_t count = out.count;
+  // 64-bit flags and counts, as wide as the double lanes (narrower ones stop the vectoriser).
+  std::int64_t n_nan = 0, b_nan = 0, err_nan = 0, k2 = 0, k3 = 0, k4 = 0;
+  double n_max = 0.0, b_max = 0.0, max_abs = 0.0;
+#pragma omp simd reduction(| : n_nan, b_nan, err_nan) reduction(max : n_max, b_max, max_abs) reduction(+ : k2, k3, k4)
+  for (std::size_t i = 0; i < count; ++i) {
+    const double d = device[i], b = bench[i];
+    const double ad = std::fabs(d), ab = std::fabs(b);
+    n_nan |= ad != ad;
+    b_nan |= ab != ab;
+    n_max = ad > n_max ? ad : n_max;
+    b_max = ab > b_max ? ab : b_max;
+    // metric_support::element_error's abs_err and rel_err, specialised.
+    const double abs_err = std::fabs(F32Math ? f32(d - b) : d - b);
+    const double denom = F32Denominator ? f32(ab + eps) : ab + eps;
+    const double rel_err = F32Math ? f32(abs_err / denom) : abs_err / denom;
+    err_nan |= abs_err != abs_err;
+    max_abs = abs_err > max_abs ? abs_err : max_abs;
+    k2 += rel_err < t2;
+    k3 += rel_err < t3;
+    k4 += rel_err < t4;
+  }
+  double dot[4] = {0, 0, 0, 0}, nn[4] = {0, 0, 0, 0}, bb[4] = {0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 4 <= count; i += 4)
+    for (int l = 0; l < 4; ++l) {
+      const double d = device[i + l], b = bench[i + l];
+      dot[l] += d * b;
+      nn[l] += d * d;
+      bb[l] += b * b;
+    }
+  for (; i < count; ++i) {
+    dot[0] += device[i] * bench[i];
+    nn[0] += device[i] * device[i];
+    bb[0] += bench[i] * bench[i];
+  }
+  PassSums p;
+  p.n_nan = n_nan, p.b_nan = b_nan, p.err_nan = err_nan;
+  p.n_max = n_max, p.b_max = b_max, p.max_abs = max_abs;
+  p.dot = (dot[0] + dot[1]) + (dot[2] + dot[3]);
+  p.nn = (nn[0] + nn[1]) + (nn[2] + nn[3]);
+  p.bb = (bb[0] + bb[1]) + (bb[2] + bb[3]);
+  p.k2 = k2, p.k3 = k3, p.k4 = k4;
+  return p;
+}
+
 LadderInputs one_pass(const OutputPair& out) {
   LadderInputs s;
   auto setup = metric_support::element_error_setup(out);
   s.float32_math = setup.float32_math;
   auto thr = [&](double t) { return setup.float32_math ? round_to_float32(t) : t; };
   const double t2 = thr(0.01), t3 = thr(0.001), t4 = thr(0.0001);
-  std::size_t k2 = 0, k3 = 0, k4 = 0;
-  bool nan_err = false;
-  double n_max = 0.0, b_max = 0.0, dot = 0.0, nn = 0.0, bb = 0.0;
-  bool n_nan = false, b_nan = false;
-  for (std::size_t i = 0; i < out.count; ++i) {
-    const double d = out.device[i], b = out.bench[i];
-    const double ad = std::fabs(d), ab = std::fabs(b);
-    n_nan |= std::isnan(ad);
-    b_nan |= std::isnan(ab);
-    n_max = ad > n_max ? ad : n_max;
-    b_max = ab > b_max ? ab : b_max;
-    dot += d * b;
-    nn += d * d;
-    bb += b * b;
-    auto x = metric_support::element_error(setup, b, d);
-    nan_err |= std::isnan(x.abs_err);
-    s.max_abs = x.abs_err > s.max_abs ? x.abs_err : s.max_abs;
-    k2 += x.rel_err < t2;
-    k3 += x.rel_err < t3;
-    k4 += x.rel_err < t4;
-  }
+  const bool f32_denominator = setup.bench_kind != FloatKind::float64;
+  PassSums p = setup.float32_math ? (f32_denominator ? pass_sums<true, true>(out, setup.eps, t2, t3, t4)
+                                                     : pass_sums<true, false>(out, setup.eps, t2, t3, t4))
+                                  : (f32_denominator ? pass_sums<false, true>(out, setup.eps, t2, t3, t4)
+                                                     : pass_sums<false, false>(out, setup.eps, t2, t3, t4));
+  const bool n_nan = p.n_nan, b_nan = p.b_nan, nan_err = p.err_nan;
+  const std::size_t k2 = static_cast<std::size_t>(p.k2), k3 = static_cast<std::size_t>(p.k3), k4 = static_cast<std::size_t>(p.k4);
+  double n_max = p.n_max, b_max = p.b_max, dot = p.dot, nn = p.nn, bb = p.bb;
+  s.max_abs = p.max_abs;
   if (nan_err) s.max_abs = std::nan("");  // np.max propagates NaN
   if (out.count > 0) {
     const double n = static_cast<double>(out.count);

@@ -153,19 +153,22 @@ double error_balance(const OutputPair& out, const ElementErrors& e) {
 
 std::vector<MetricValue> threshold_rates(const OutputPair& out, const ElementErrors& e, double sv, double rtol,
                                          double atol) {
-  auto small = small_mask(e, sv);
-  auto normal = normal_mask(e, sv);
-  std::vector<char> rel_bad(out.count), abs_bad(out.count);
-  std::size_t infnan = 0;
+  // One pass: small = finite & |B| ≤ sv, normal = finite & !small (small_mask / normal_mask).
+  std::size_t infnan = 0, small = 0, normal = 0, rel_bad = 0, abs_bad = 0;
   for (std::size_t i = 0; i < out.count; ++i) {
-    rel_bad[i] = e.rel_err[i] > rtol;
-    abs_bad[i] = e.abs_err[i] > atol;
-    infnan += !e.finite[i];
+    const bool finite = e.finite[i] != 0;
+    const bool is_small = finite && e.abs_bench[i] <= sv;
+    const bool is_normal = finite && !(e.abs_bench[i] <= sv);
+    infnan += !finite;
+    small += is_small;
+    normal += is_normal;
+    rel_bad += is_normal && e.rel_err[i] > rtol;
+    abs_bad += is_small && e.abs_err[i] > atol;
   }
-  auto share = [](const std::vector<char>& bad, const std::vector<char>& within, const char* column) {
-    bool empty = true;
-    for (char w : within) empty = empty && !w;
-    return MetricValue{column, ratio_within(bad, within), empty ? NumberStyle::integer : NumberStyle::fixed14};
+  // ratio_within: count(bad & within) / count(within); an empty mask gives the integer 0.
+  auto share = [](std::size_t bad, std::size_t within, const char* column) {
+    return MetricValue{column, within == 0 ? 0.0 : static_cast<double>(bad) / static_cast<double>(within),
+                       within == 0 ? NumberStyle::integer : NumberStyle::fixed14};
   };
   return {{"inf/nan错误率", inf_nan_error_rate(out, e, rtol), infnan ? NumberStyle::fixed14 : NumberStyle::integer},
           share(rel_bad, normal, "相对误差错误率"),
