@@ -4,6 +4,7 @@
 #include <ATen/core/function_schema.h>
 #include <ATen/record_function.h>
 #include <dlfcn.h>
+#include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <pthread.h>
@@ -51,10 +52,10 @@ struct State {
   std::unique_ptr<DumpWriter> writer;
   // Three callbacks, one enabled at a time. `callback` records (inputs and outputs). In a step
   // that is not dumped only the next step's beginning is looked for: until its backward pass
-  // begins, by `watch_backward`, on autograd nodes alone (BACKWARD_FUNCTION scope: with no
+  // ends, by `watch_backward`, on autograd nodes alone (BACKWARD_FUNCTION scope: with no
   // FUNCTION-scope callback enabled the dispatcher skips RecordFunction altogether, so the forward
-  // pass costs nothing); then by `watch` (inputs, no outputs), for the operator that begins the
-  // next forward pass.
+  // pass and the backward pass's operators cost nothing); then by `watch` (inputs, no outputs),
+  // for the operator that begins the next forward pass.
   struct Switch {
     at::CallbackHandle handle = at::INVALID_CALLBACK_HANDLE;
     bool on = true;  // a callback is enabled when added
@@ -77,6 +78,7 @@ struct State {
 State* g_state = nullptr;
 std::atomic<bool> g_dumping{false};       // started, step and rank selected, writer healthy
 std::atomic<bool> g_backward_seen{false}; // a backward pass ran in this step (auto steps)
+std::atomic<bool> g_backward_ending{false}; // ...and the autograd engine will say when it ends
 std::atomic<std::uint64_t> g_epoch{1};    // bumped on start(): stale thread depths reset
 std::atomic<std::size_t> g_ops_seen{0};
 
@@ -174,14 +176,15 @@ void set_enabled(State::Switch& sw, bool on) {
 // step before a dumped step, so the operator that begins the dumped step is seen by it. Caller
 // holds the mutex.
 void apply_callbacks(State& s) {
+  // After a backward pass began, and — where the engine reports it — ended.
+  bool after_backward = g_backward_seen.load() && !g_backward_ending.load();
   bool armed = s.options.auto_step && s.started && !s.finished && rank_selected(s) && !s.writer->failed() &&
-               g_backward_seen.load() && s.options.steps.contains(s.step + 1);
+               after_backward && s.options.steps.contains(s.step + 1);
   bool record = g_dumping.load() || armed;
   set_enabled(s.callback, record);
   bool watching = s.options.auto_step && !record && !s.finished;
-  bool backward_seen = g_backward_seen.load();
-  set_enabled(s.watch, watching && backward_seen);
-  set_enabled(s.watch_backward, watching && !backward_seen);
+  set_enabled(s.watch, watching && after_backward);
+  set_enabled(s.watch_backward, watching && !after_backward);
 }
 
 void update_dumping(State& s) {
@@ -383,17 +386,46 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   }
 }
 
-// The watch callbacks: steps only. An autograd node, the first of a backward pass: `watch` takes
-// over. The node's end still comes here (RecordFunction ends the callbacks a call began with), so
-// the backward depth stays balanced.
+// The end of the backward pass `watch_backward` saw begin: the engine runs its final callbacks
+// when the pass completes and drops them with the pass whichever way it ends, so the hand-over
+// happens once, at the first of the two (a pass that fails — out of memory in a node, an anomaly
+// check, a throwing hook — runs none, and a program that catches the error goes on to its next
+// forward pass).
+struct BackwardPassEnd {
+  std::atomic<bool> done{false};
+  void fire() {
+    if (done.exchange(true)) return;
+    State* s = g_state;
+    if (!s || !g_backward_ending.exchange(false)) return;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    apply_callbacks(*s);  // `watch`, or the recording callback when the next step is dumped
+  }
+  ~BackwardPassEnd() { fire(); }
+};
+
+// The watch callbacks: steps only. An autograd node, the first of a backward pass: when the pass
+// ends, `watch` takes over (none of the pass's own operators can begin a step, so they need no
+// callback; a pass another thread runs meanwhile may get them). Where no final callback can be
+// queued (a node run outside the engine) `watch` takes over at once. A node's end still comes
+// here (RecordFunction ends the callbacks a call began with), so the backward depth stays balanced.
 std::unique_ptr<at::ObserverContext> on_watch_backward_start(const at::RecordFunction&) {
   State* s = g_state;
   if (!s) return nullptr;
   ++thread_state().backward_depth;
-  if (!g_backward_seen.exchange(true)) {
-    std::lock_guard<std::mutex> lock(s->mutex);
-    apply_callbacks(*s);  // `watch`, or the recording callback when the next step is dumped
+  if (g_backward_ending.load()) return nullptr;
+  g_backward_seen.store(true);
+  if (torch::autograd::get_current_graph_task_exec_info()) {  // inside one of the engine's passes
+    g_backward_ending.store(true);
+    try {
+      auto end = std::make_shared<BackwardPassEnd>();
+      torch::autograd::Engine::get_default_engine().queue_callback([end] { end->fire(); });
+      return nullptr;
+    } catch (const std::exception&) {
+      g_backward_ending.store(false);
+    }
   }
+  std::lock_guard<std::mutex> lock(s->mutex);
+  apply_callbacks(*s);
   return nullptr;
 }
 
@@ -518,6 +550,7 @@ void after_fork_in_child() {
   g_state = nullptr;  // abandoned, locks and all
   g_dumping.store(false);
   g_backward_seen.store(false);  // the child's own step begins with no backward pass seen
+  g_backward_ending.store(false);
   if (parent->options.follow_children && !parent->finished) {
     try {
       State* child = engine_for_forked_child(*parent);

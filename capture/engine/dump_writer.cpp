@@ -202,6 +202,13 @@ void DumpWriter::run() {
       try {
         if (auto* r = std::get_if<CapturedRecord>(&*item)) write_record(*r);
         else close_step(std::get<EndStep>(*item).step);
+        // The entries reach the files whenever the writer has caught up (nothing else in flight:
+        // a producer counts an item before it queues it): one write per record while the program
+        // is slower than the writer, a batch while it is faster (a short step's dozens of records
+        // had made one system call each, and the writer the bottleneck). When in_flight_ drops to
+        // zero — what drain() waits for — every entry written so far is in the files.
+        if (in_flight_.load() == 1)
+          for (auto& [step, files] : open_) files->json->flush();
       } catch (const std::exception& e) {
         failed_ = true;
         on_error_(e.what());

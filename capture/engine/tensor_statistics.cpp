@@ -10,6 +10,8 @@
 #include <cmath>
 #include <limits>
 
+#include <acccheck/simd.hpp>
+
 namespace acccheck::capture {
 
 namespace {
@@ -23,8 +25,9 @@ struct Accumulated {
 
 // Max/min/NaN in float lanes over the whole tensor; sums in float lanes over blocks of 512
 // elements, each block then added in double (so the error stays that of a 512-element float sum).
+// The lanes are fixed (16), so the sums are the same with or without the AVX2 clone.
 template <typename T>
-Accumulated accumulate(const T* p, std::int64_t n) {
+ACCCHECK_SIMD_CLONES Accumulated accumulate(const T* p, std::int64_t n) {
   constexpr int L = 16;
   constexpr std::int64_t kBlock = 512;
   float mx[L], mn[L];

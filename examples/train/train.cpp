@@ -6,7 +6,8 @@
 //
 //   acccheck-example-train [--model mlp|cnn|transformer] [--dtype fp32|bf16] [--steps N] [--batch B]
 //                          [--hidden H] [--crash-at STEP]
-//                          [--exit-at STEP] [--bad-op-at STEP] [--dump-path DIR]   (last: SDK build only)
+//                          [--exit-at STEP] [--bad-op-at STEP] [--bad-backward-at STEP]
+//                          [--dump-path DIR]   (last: SDK build only)
 // Prints one line per step ("step 3: 4.21 ms") and the median step time.
 #include <torch/nn.h>
 #include <torch/optim/sgd.h>
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   int crash_at = std::atoi(arg(argc, argv, "--crash-at", "-1"));
   int exit_at = std::atoi(arg(argc, argv, "--exit-at", "-1"));
   int bad_op_at = std::atoi(arg(argc, argv, "--bad-op-at", "-1"));
+  int bad_backward_at = std::atoi(arg(argc, argv, "--bad-backward-at", "-1"));
   torch::manual_seed(0);
 
   std::string dtype_name = arg(argc, argv, "--dtype", "fp32");
@@ -121,7 +123,19 @@ int main(int argc, char** argv) {
     }
     torch::Tensor out = forward(x);
     torch::Tensor loss = loss_of(out);
-    loss.backward();
+    if (step == bad_backward_at) {
+      // A backward pass that fails in the engine (a hook that throws, as an out-of-memory error
+      // or an anomaly check would), caught by the program, which skips the batch.
+      out.register_hook([](torch::Tensor) -> torch::Tensor { throw std::runtime_error("a backward hook failed"); });
+      try {
+        loss.backward();
+      } catch (const std::exception& e) {
+        std::string what = e.what();
+        std::cout << "caught in backward: " << what.substr(0, what.find('\n')) << "\n";
+      }
+    } else {
+      loss.backward();
+    }
 #ifdef ACCCHECK_EXAMPLE_SDK
     dbg.stop();
 #endif

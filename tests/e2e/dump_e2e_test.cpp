@@ -494,6 +494,29 @@ TEST_F(Dump, AProgramOnAnotherLibTorchIsRefusedUpFront) {
   EXPECT_FALSE(fs::exists(dir / "d"));
 }
 
+TEST_F(Dump, ABackwardPassThatFailsDoesNotStopTheStepCount) {
+  // In steps that are not dumped the tool waits for the engine to end the backward pass before it
+  // looks for the next step; a pass that throws ends without the engine's final callbacks.
+  TempDir dir;
+  auto r = dump({"--dump-path", dir / "d", "--step", "3"}, {kTrain, "--steps", "5", "--bad-backward-at", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("caught in backward: a backward hook failed"), std::string::npos) << r.out;
+  for (const char* other : {"d/step0", "d/step1", "d/step2", "d/step4"}) EXPECT_FALSE(fs::exists(dir / other)) << other;
+  auto names = entry_names(records_of(dir / "d/step3/rank/dump.json"));
+  for (const char* e : {"Aten.addmm.0.forward", "Aten.addmm.2.backward", "Aten.mse_loss.0.backward", "Aten.add_.0.forward"})
+    EXPECT_TRUE(has(names, e)) << e << " missing";
+  // One step's operators, not two: each Linear layer's addmm once.
+  EXPECT_FALSE(has(names, "Aten.addmm.3.forward"));
+  // The failed step, dumped, ends where the next forward pass begins as any other.
+  TempDir failed;
+  r = dump({"--dump-path", failed / "d", "--step", "1-2"}, {kTrain, "--steps", "4", "--bad-backward-at", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto step1 = entry_names(records_of(failed / "d/step1/rank/dump.json"));
+  EXPECT_TRUE(has(step1, "Aten.addmm.0.forward"));
+  EXPECT_FALSE(has(step1, "Aten.addmm.3.forward"));
+  EXPECT_TRUE(has(entry_names(records_of(failed / "d/step2/rank/dump.json")), "Aten.addmm.2.backward"));
+}
+
 TEST_F(Dump, TheProgramsOwnExceptionsPassThrough) {
   TempDir dir;
   auto r = dump({"--dump-path", dir / "d", "--step", "0"}, {kTrain, "--steps", "2", "--bad-op-at", "0"});

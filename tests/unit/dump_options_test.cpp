@@ -128,6 +128,29 @@ TEST(StreamingDumpJsonWriter, EveryWrittenEntrySurvivesAnUnfinishedFile) {
   EXPECT_EQ(read_file(path), once);
 }
 
+TEST(StreamingDumpJsonWriter, EntriesReachTheFileAtFlushOrPastTheByteBound) {
+  TempDir dir;
+  std::string path = dir / "dump.json";
+  StreamingDumpJsonWriter w(path, DumpHeader{});
+  const std::size_t head = read_file(path).size();
+  w.write(tiny("Aten.relu.0"));
+  w.write(tiny("Aten.relu.1"));
+  EXPECT_EQ(read_file(path).size(), head) << "written only when the caller flushes";
+  w.flush();
+  const std::size_t two = read_file(path).size();
+  EXPECT_GT(two, head);
+  EXPECT_NE(read_file(path).find("\"Aten.relu.1.forward\""), std::string::npos);
+  w.flush();  // nothing pending: nothing changes
+  EXPECT_EQ(read_file(path).size(), two);
+  // Past kFlushBytes the writer does not wait for the caller.
+  const std::size_t per_entry = (two - head) / 2;
+  std::size_t n = 2;
+  while ((n - 2) * per_entry < StreamingDumpJsonWriter::kFlushBytes + per_entry) w.write(tiny("Aten.relu." + std::to_string(n++)));
+  EXPECT_GE(read_file(path).size(), head + StreamingDumpJsonWriter::kFlushBytes);
+  w.finish();
+  EXPECT_EQ(read_back(path).size(), n);
+}
+
 TEST(StreamingDumpJsonWriter, RepairCutsTheEntryInFlightAndMatchesAFinishedFile) {
   TempDir dir;
   std::string finished = dir / "finished.json", cut = dir / "cut.json";

@@ -174,11 +174,15 @@ class DumpJsonWriter {
 class StreamingDumpJsonWriter {
  public:
   StreamingDumpJsonWriter(std::string path, const DumpHeader& header);
-  ~StreamingDumpJsonWriter();  // closes without finishing: the file stays repairable
+  ~StreamingDumpJsonWriter();  // flushes and closes without finishing: the file stays repairable
   StreamingDumpJsonWriter(const StreamingDumpJsonWriter&) = delete;
   StreamingDumpJsonWriter& operator=(const StreamingDumpJsonWriter&) = delete;
+  // Appends the entry to the bytes not yet written; they reach the file at flush() (or once they
+  // exceed kFlushBytes): the caller decides how many records one write() system call carries.
   void write(const ApiRecord& record);
-  void finish();
+  void flush();
+  void finish();  // flushes, closes the braces and the file
+  static constexpr std::size_t kFlushBytes = 1 << 20;
   std::size_t entries() const { return entries_; }
   const std::string& path() const { return path_; }
 
@@ -187,6 +191,7 @@ class StreamingDumpJsonWriter {
   std::string path_;
   int fd_ = -1;
   std::size_t entries_ = 0;
+  std::string pending_;
 };
 
 // Outcome of repair_dump_json on one file.
