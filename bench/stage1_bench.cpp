@@ -2,7 +2,6 @@
 // ladder on one float output, the part of run_ut's harness that grows with the output's size.
 // Run: build/bench/stage1_bench   (the medium API of run_ut_bench.sh compares three 65,536-element rows)
 #include <benchmark/benchmark.h>
-#include <yaml-cpp/yaml.h>
 
 #include <malloc.h>
 
@@ -14,8 +13,8 @@
 
 #include <acccheck/float_formats.hpp>
 
-#include "config/yaml_settings.hpp"
 #include "plugin_host/plugin_registry.hpp"
+#include "standards/standards_setup.hpp"
 #include "verdict/status_ladder.hpp"
 
 namespace {
@@ -40,25 +39,22 @@ struct Row {
   OutputPair pair() const { return {bench.data(), device.data(), bench.size(), "torch.float32", "torch.float64", false}; }
 };
 
+// The metric plugins configured as the run_ut worker configures them (standards.yaml).
 MetricPlugin& metric(const std::string& standard_id) {
+  static host::PluginSearch search = [] {
+    host::PluginSearch s;
+    s.dirs = {ACCCHECK_PLUGIN_DIR};
+    return s;
+  }();
   static auto* registry = [] {
     auto* r = new host::PluginRegistry();
-    host::PluginSearch search;
-    search.dirs = {ACCCHECK_PLUGIN_DIR};
     r->load(search, {PluginKind::metric});
     return r;
   }();
-  static Settings flat = [] {
-    Settings s;
-    host::flatten_yaml(host::load_yaml_file(std::string(ACCCHECK_PLUGIN_DIR) + "/standards.yaml"), "", s);
-    return s;
-  }();
-  for (const auto& [info, m] : registry->metrics()) {
-    if (m->standard_id() != standard_id) continue;
-    m->configure(flat.section("standards/" + standard_id));
-    return *m;
-  }
-  throw std::runtime_error("metric plugin not built: " + standard_id);
+  static auto* standards = new host::Standards(host::load_standards(*registry, search, std::nullopt));
+  auto it = standards->by_standard.find(standard_id);
+  if (it == standards->by_standard.end()) throw std::runtime_error("metric plugin not built: " + standard_id);
+  return *it->second;
 }
 
 void BM_Stage1(benchmark::State& state, const char* standard_id) {

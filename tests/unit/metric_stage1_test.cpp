@@ -100,6 +100,36 @@ TEST(Stage1, UlpFloat32UsesExponent23AndThreshold32) {
   EXPECT_DOUBLE_EQ(v[2].value, 1.0 / 3.0);  // only 40 > 32
 }
 
+TEST(Stage1, UlpFloat32EdgeValuesFollowTheReferenceFormula) {
+  // The vectorised path against hand-computed values: eb = max(floor(log2|b|), -126).
+  Output o;
+  o.bench = {-3.0, std::ldexp(1.0, -1030), std::ldexp(1.0, 100), 0.5};
+  o.device = {-3.0 - 5 * std::ldexp(1.0, -22),          // eb 1: 5 ULP
+              std::ldexp(1.0, -149),                     // subnormal b: eb -126, (2^-149 - 2^-1030)·2^149 → 1.0
+              std::ldexp(1.0, 100) + 7 * std::ldexp(1.0, 77),  // eb 100: 7 ULP
+              0.5};
+  o.device_dtype = "torch.float32";
+  o.bench_dtype = "torch.float64";
+  auto v = metric_plugin("ulp_compare").compute(o.pair());
+  EXPECT_EQ(v[0].value, 7.0);
+  EXPECT_EQ(v[1].value, (5.0 + 1.0 + 7.0 + 0.0) / 4.0);
+  EXPECT_EQ(v[2].value, 0.0);
+  // An inf benchmark value: 2^(23 - inf) = 0 and (inf - inf)·0 is NaN, which np.max propagates;
+  // NaN is not above the threshold.
+  o.bench = {1.0, INFINITY, 1.0};
+  o.device = {1.0 + 40 * std::ldexp(1.0, -23), INFINITY, 1.0};
+  v = metric_plugin("ulp_compare").compute(o.pair());
+  EXPECT_TRUE(std::isnan(v[0].value));
+  EXPECT_TRUE(std::isnan(v[1].value));
+  EXPECT_DOUBLE_EQ(v[2].value, 1.0 / 3.0);
+  // A NaN benchmark value: eb falls back to min_eb, the error is NaN.
+  o.bench = {std::nan(""), 2.0};
+  o.device = {1.0, 2.0 + std::ldexp(1.0, -22)};
+  v = metric_plugin("ulp_compare").compute(o.pair());
+  EXPECT_TRUE(std::isnan(v[0].value));
+  EXPECT_EQ(v[2].value, 0.0);
+}
+
 TEST(Stage1, BinaryConsistencyOnTheWorkedExample) {
   auto o = worked_example();
   auto v = metric_plugin("binary_consistency").compute(o.pair());

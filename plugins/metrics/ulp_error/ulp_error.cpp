@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 
 #include <acccheck/metric.hpp>
 #include <acccheck/metric_support.hpp>
@@ -36,28 +35,20 @@ class UlpStandard final : public MetricPlugin {
     std::vector<double> ulp(n);
     bool fp8 = is_fp8(dtype);
     double threshold = settings_.number("ulp_threshold", dtype);
-    bool f32_math = false, fast = false;
-    std::function<void()> redo;
+    bool f32_math = false;
     if (fp8) {
       for (std::size_t i = 0; i < n; ++i) ulp[i] = fp8_ulp(out.bench[i], out.device[i]);
     } else {
       FloatKind kind = float_kind(dtype);
-      double min_eb = settings_.number("min_eb", dtype);
-      double exponent_num = settings_.number("exponent_num", dtype);
+      const double min_eb = settings_.number("min_eb", dtype);
+      const double exponent_num = settings_.number("exponent_num", dtype);
       f32_math = kind != FloatKind::float32;  // float16/bfloat16: computed in float32
-      auto exact = [&] {
+      if (f32_math || !ulp_fast(out, min_eb, exponent_num, ulp.data()))
         for (std::size_t i = 0; i < n; ++i) ulp[i] = ulp_one(out.bench[i], out.device[i], min_eb, exponent_num, f32_math);
-      };
-      fast = !f32_math && ulp_fast(out, min_eb, exponent_num, ulp.data());
-      if (!fast) exact();
-      redo = exact;
     }
     double mx;
     std::size_t above;
-    if (max_and_count_above(ulp, threshold, mx, above) && fast) {
-      redo();  // a NaN error: perhaps an inf/NaN benchmark value, which ulp_fast does not handle
-      max_and_count_above(ulp, threshold, mx, above);
-    }
+    max_and_count_above(ulp, threshold, mx, above);
     double mean = f32_math ? ms::numpy_float32_mean(ulp) : ms::numpy_float64_mean(ulp);
     NumberStyle style = f32_math ? NumberStyle::float32_repr : NumberStyle::fixed14;
     double share = n ? static_cast<double>(above) / static_cast<double>(n) : std::nan("");
@@ -127,9 +118,8 @@ class UlpStandard final : public MetricPlugin {
   }
 
   // np.max (NaN if any element is NaN) and count(u > threshold), vectorised (acccheck/simd.hpp;
-  // a single running maximum was two thirds of this standard's time). Returns whether some
-  // element is NaN.
-  ACCCHECK_SIMD_CLONES static bool max_and_count_above(const std::vector<double>& u, double threshold, double& mx, std::size_t& above) {
+  // a single running maximum was two thirds of this standard's time).
+  ACCCHECK_SIMD_CLONES static void max_and_count_above(const std::vector<double>& u, double threshold, double& mx, std::size_t& above) {
     const std::size_t n = u.size();
     const double* v = u.data();
     double m = n ? v[0] : 0.0;
@@ -142,7 +132,6 @@ class UlpStandard final : public MetricPlugin {
     }
     mx = n == 0 || nan ? std::nan("") : m;
     above = static_cast<std::size_t>(count);
-    return nan != 0;
   }
 
   // One element, any value of b (the reference's formula): eb = max(floor(log2|b|), min_eb),
@@ -176,11 +165,11 @@ class UlpStandard final : public MetricPlugin {
   }
 
   // ulp_one for a float32 output over the whole row, in double arithmetic with no branches so
-  // that it vectorises (acccheck/simd.hpp): 2^eb is b with its sign and mantissa cleared (a subnormal's is 0, below
-  // any 2^min_eb), and 2^(exponent_num − eb) = 2^exponent_num / 2^eb, a quotient of powers of two
+  // that it vectorises (acccheck/simd.hpp): 2^eb is b with its sign and mantissa cleared (a
+  // subnormal's is 0, below any 2^min_eb), and 2^(exponent_num − eb) = 2^exponent_num / 2^eb, a quotient of powers of two
   // that is exact while it is a normal double (ensured below for every finite b). An inf or NaN b
-  // gives 2^eb = inf and a NaN error: the caller redoes a row with a NaN through ulp_one. Returns
-  // false, writing nothing, when the settings leave that range.
+  // gives 2^eb = inf, a scale of 0 and a NaN error, as ulp_one gives (inf: 2^-inf = 0; NaN: the
+  // difference is NaN). Returns false, writing nothing, when the settings leave that range.
   ACCCHECK_SIMD_CLONES static bool ulp_fast(const OutputPair& out, double min_eb, double exponent_num, double* ulp) {
     if (min_eb != std::floor(min_eb) || exponent_num != std::floor(exponent_num) || min_eb < -1022 ||
         exponent_num < 1 || exponent_num - min_eb > 1023)
