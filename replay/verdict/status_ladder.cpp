@@ -29,18 +29,17 @@ struct LadderInputs {
 };
 
 // The maxima, counts and sums of one output. The loop is instantiated per rounding mode (float32
-// arithmetic, a float32 denominator) so that it has no branches; see acccheck/simd.hpp for how it
+// arithmetic, a float32 denominator: metric_support::abs_rel_error's flags) so that it has no branches; see acccheck/simd.hpp for how it
 // vectorises. The cosine's sums run in four fixed accumulators, as numpy's BLAS dot products use
 // several: the same numbers on every machine, whatever the vector width.
 struct PassSums {
-  std::int64_t n_nan = 0, b_nan = 0, err_nan = 0;
-  double n_max = 0.0, b_max = 0.0, max_abs = 0.0, dot = 0.0, nn = 0.0, bb = 0.0;
-  std::int64_t k2 = 0, k3 = 0, k4 = 0;
+  double n_max, b_max, max_abs;  // NaN where a NaN was met (np.max)
+  double dot, nn, bb;
+  std::size_t k2, k3, k4;        // count(RE < 0.01), (< 0.001), (< 0.0001)
 };
 
 template <bool F32Math, bool F32Denominator>
 ACCCHECK_SIMD_CLONES PassSums pass_sums(const OutputPair& out, double eps, double t2, double t3, double t4) {
-  auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   const double* device = out.device;
   const double* bench = out.bench;
   const std::size_t count = out.count;
@@ -55,15 +54,12 @@ ACCCHECK_SIMD_CLONES PassSums pass_sums(const OutputPair& out, double eps, doubl
     b_nan |= ab != ab;
     n_max = ad > n_max ? ad : n_max;
     b_max = ab > b_max ? ab : b_max;
-    // metric_support::element_error's abs_err and rel_err, specialised.
-    const double abs_err = std::fabs(F32Math ? f32(d - b) : d - b);
-    const double denom = F32Denominator ? f32(ab + eps) : ab + eps;
-    const double rel_err = F32Math ? f32(abs_err / denom) : abs_err / denom;
-    err_nan |= abs_err != abs_err;
-    max_abs = abs_err > max_abs ? abs_err : max_abs;
-    k2 += rel_err < t2;
-    k3 += rel_err < t3;
-    k4 += rel_err < t4;
+    const metric_support::AbsRelError e = metric_support::abs_rel_error(b, d, eps, F32Math, F32Denominator);
+    err_nan |= e.abs_err != e.abs_err;
+    max_abs = e.abs_err > max_abs ? e.abs_err : max_abs;
+    k2 += e.rel_err < t2;
+    k3 += e.rel_err < t3;
+    k4 += e.rel_err < t4;
   }
   double dot[4] = {0, 0, 0, 0}, nn[4] = {0, 0, 0, 0}, bb[4] = {0, 0, 0, 0};
   std::size_t i = 0;
@@ -79,14 +75,16 @@ ACCCHECK_SIMD_CLONES PassSums pass_sums(const OutputPair& out, double eps, doubl
     nn[0] += device[i] * device[i];
     bb[0] += bench[i] * bench[i];
   }
-  PassSums p;
-  p.n_nan = n_nan, p.b_nan = b_nan, p.err_nan = err_nan;
-  p.n_max = n_max, p.b_max = b_max, p.max_abs = max_abs;
-  p.dot = (dot[0] + dot[1]) + (dot[2] + dot[3]);
-  p.nn = (nn[0] + nn[1]) + (nn[2] + nn[3]);
-  p.bb = (bb[0] + bb[1]) + (bb[2] + bb[3]);
-  p.k2 = k2, p.k3 = k3, p.k4 = k4;
-  return p;
+  const double nan = std::nan("");
+  return {n_nan ? nan : n_max,
+          b_nan ? nan : b_max,
+          err_nan ? nan : max_abs,
+          (dot[0] + dot[1]) + (dot[2] + dot[3]),
+          (nn[0] + nn[1]) + (nn[2] + nn[3]),
+          (bb[0] + bb[1]) + (bb[2] + bb[3]),
+          static_cast<std::size_t>(k2),
+          static_cast<std::size_t>(k3),
+          static_cast<std::size_t>(k4)};
 }
 
 LadderInputs one_pass(const OutputPair& out) {
@@ -100,21 +98,17 @@ LadderInputs one_pass(const OutputPair& out) {
                                                      : pass_sums<true, false>(out, setup.eps, t2, t3, t4))
                                   : (f32_denominator ? pass_sums<false, true>(out, setup.eps, t2, t3, t4)
                                                      : pass_sums<false, false>(out, setup.eps, t2, t3, t4));
-  const bool n_nan = p.n_nan, b_nan = p.b_nan, nan_err = p.err_nan;
-  const std::size_t k2 = static_cast<std::size_t>(p.k2), k3 = static_cast<std::size_t>(p.k3), k4 = static_cast<std::size_t>(p.k4);
-  double n_max = p.n_max, b_max = p.b_max, dot = p.dot, nn = p.nn, bb = p.bb;
   s.max_abs = p.max_abs;
-  if (nan_err) s.max_abs = std::nan("");  // np.max propagates NaN
   if (out.count > 0) {
     const double n = static_cast<double>(out.count);
-    s.below_hundredth = static_cast<double>(k2) / n;
-    s.below_thousandth = static_cast<double>(k3) / n;
-    s.below_ten_thousandth = static_cast<double>(k4) / n;
+    s.below_hundredth = static_cast<double>(p.k2) / n;
+    s.below_thousandth = static_cast<double>(p.k3) / n;
+    s.below_ten_thousandth = static_cast<double>(p.k4) / n;
   }
 
   // Cosine.
-  if (n_nan) n_max = std::nan("");
-  if (b_nan) b_max = std::nan("");
+  const double n_max = p.n_max, b_max = p.b_max;
+  double dot = p.dot, nn = p.nn, bb = p.bb;
   if (out.count == 1) {
     s.cos_message = "All the data in device dump data is scalar. Please refer to other compare algorithms.";
     return s;

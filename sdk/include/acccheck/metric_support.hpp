@@ -38,16 +38,27 @@ struct ElementError {
   double abs_bench, abs_err, rel_err;
   bool finite;
 };
+// AE = |D − B| and RE = AE / (|B| + eps) as numpy computes them: in float32 arithmetic when
+// `float32_math`, the denominator rounded to float32 when `float32_denominator` (a benchmark that is
+// not float64). Inline, and branch-free where the flags are constants (vectorised loops).
+struct AbsRelError {
+  double abs_err, rel_err;
+};
+inline AbsRelError abs_rel_error(double b, double d, double eps, bool float32_math, bool float32_denominator) {
+  auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  const double diff = d - b;
+  const double abs_err = std::fabs(float32_math ? f32(diff) : diff);
+  const double denom = float32_denominator ? f32(std::fabs(b) + eps) : std::fabs(b) + eps;
+  return {abs_err, float32_math ? f32(abs_err / denom) : abs_err / denom};
+}
+
 // Inline: it runs once per element of every output (millions per API).
 inline ElementError element_error(const ElementErrors& e, double b, double d) {
-  auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   ElementError x;
   x.abs_bench = std::fabs(b);
-  double diff = d - b;
-  x.abs_err = std::fabs(e.float32_math ? f32(diff) : diff);
-  double denom = x.abs_bench + e.eps;
-  if (e.bench_kind != FloatKind::float64) denom = f32(denom);
-  x.rel_err = e.float32_math ? f32(x.abs_err / denom) : x.abs_err / denom;
+  const AbsRelError ar = abs_rel_error(b, d, e.eps, e.float32_math, e.bench_kind != FloatKind::float64);
+  x.abs_err = ar.abs_err;
+  x.rel_err = ar.rel_err;
   // isfinite(B cast to D's numpy dtype): a benchmark value the device dtype cannot hold is inf.
   bool b_finite;
   switch (e.numpy_kind) {
