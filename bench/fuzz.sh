@@ -3,6 +3,8 @@
 # Usage: bench/fuzz.sh TARGET SECONDS     TARGET: dump_json legacy_dump settings_yaml compare run_ut_dump tensor_pt | all
 # Builds the torch-free parts with clang-14, ASan, UBSan and libFuzzer into build-fuzz/ (once).
 # Prints one line per target: execs, corpus size, and "no findings" or the crash file.
+# The mutations follow a fixed seed (ACCCHECK_FUZZ_SEED, default 1) so that a CI run is repeatable;
+# set another seed, or a longer time, to look further.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: bench/fuzz.sh TARGET SECONDS}
@@ -40,7 +42,7 @@ run_one() {
   [ "$t" = tensor_pt ] && leaks=0 && limits=(-rss_limit_mb=6144 -malloc_limit_mb=16384)
   set +e
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scripts/ubsan-suppressions.txt" ASAN_OPTIONS=detect_leaks=$leaks \
-    "$build/fuzz/fuzz_$t" -max_total_time="$seconds" "${limits[@]}" -timeout=10 -max_len=262144 \
+    "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="${ACCCHECK_FUZZ_SEED:-1}" "${limits[@]}" -timeout=10 -max_len=262144 \
     -artifact_prefix="$artifacts" "$corpus" "$seeds" >"$log" 2>&1
   local rc=$?
   set -e
