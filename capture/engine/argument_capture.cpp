@@ -86,7 +86,10 @@ Argument encode(const c10::IValue& v, ArgSlot::Meaning meaning, CaptureContext& 
     Argument a;
     a.kind = Argument::Kind::list;
     std::size_t i = 0;
-    auto add = [&](const c10::IValue& item) { a.items.push_back(encode(item, meaning, ctx, path + "." + std::to_string(i++))); };
+    auto add = [&](const c10::IValue& item) {
+      std::string item_path = ctx.saving() ? path + "." + std::to_string(i++) : std::string();
+      a.items.push_back(encode(item, meaning, ctx, item_path));
+    };
     if (v.isTuple()) {
       for (const auto& item : v.toTupleRef().elements()) add(item);
     } else {
@@ -147,33 +150,44 @@ bool is_default(const c10::IValue& v, const ArgSlot& slot) {
 
 void encode_inputs(c10::ArrayRef<const c10::IValue> inputs, const std::vector<ArgSlot>& slots, CaptureContext& ctx,
                    ApiRecord& r) {
-  std::string entry = r.api + ".forward";
-  auto slot_of = [&](std::size_t i) {
-    return i < slots.size() ? slots[i] : ArgSlot{"arg" + std::to_string(i), false, ArgSlot::Meaning::plain, c10::nullopt};
+  // Tensor file names only where tensors are saved: the names cost allocations on every call.
+  const std::string entry = ctx.saving() ? r.api + ".forward" : std::string();
+  ArgSlot extra;  // an input past the schema's arguments (a vararg op)
+  auto slot_of = [&](std::size_t i) -> const ArgSlot& {
+    if (i < slots.size()) return slots[i];
+    extra = ArgSlot{"arg" + std::to_string(i), false, ArgSlot::Meaning::plain, c10::nullopt};
+    return extra;
   };
   // Positional arguments up to the last one that differs from its default.
   std::size_t positional_end = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    ArgSlot slot = slot_of(i);
+    const ArgSlot& slot = slot_of(i);
     if (!slot.kwarg_only && !is_default(inputs[i], slot)) positional_end = i + 1;
   }
+  r.args.reserve(positional_end);
+  r.arg_names.reserve(positional_end);
   std::size_t positional = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    ArgSlot slot = slot_of(i);
+    const ArgSlot& slot = slot_of(i);
     if (slot.kwarg_only) {
       if (!is_default(inputs[i], slot))
-        r.kwargs.emplace_back(slot.name, encode(inputs[i], slot.meaning, ctx, entry + ".kwargs." + slot.name));
+        r.kwargs.emplace_back(slot.name, encode(inputs[i], slot.meaning, ctx,
+                                                ctx.saving() ? entry + ".kwargs." + slot.name : std::string()));
     } else if (i < positional_end) {
-      r.args.push_back(encode(inputs[i], slot.meaning, ctx, entry + ".input." + std::to_string(positional++)));
+      r.args.push_back(encode(inputs[i], slot.meaning, ctx,
+                              ctx.saving() ? entry + ".input." + std::to_string(positional) : std::string()));
+      ++positional;
       r.arg_names.push_back(slot.name);
     }
   }
 }
 
 void encode_outputs(const std::vector<c10::IValue>& outputs, CaptureContext& ctx, ApiRecord& r) {
-  std::string entry = r.api + ".forward";
+  const std::string entry = ctx.saving() ? r.api + ".forward" : std::string();
+  r.outputs.reserve(outputs.size());
   for (std::size_t i = 0; i < outputs.size(); ++i)
-    r.outputs.push_back(encode(outputs[i], ArgSlot::Meaning::plain, ctx, entry + ".output." + std::to_string(i)));
+    r.outputs.push_back(encode(outputs[i], ArgSlot::Meaning::plain, ctx,
+                               ctx.saving() ? entry + ".output." + std::to_string(i) : std::string()));
 }
 
 }  // namespace acccheck::capture

@@ -26,7 +26,8 @@ class CaptureContext {
   // Ordinals continue from record.tensor_specs (the inputs' specs when the outputs are encoded), so
   // the record is not walked again on the hot path.
   CaptureContext(CapturedRecord& record, bool save_tensors) : record_(record), save_(save_tensors) {}
-  Argument tensor(const at::Tensor& t, const std::string& data_name);
+  Argument tensor(const at::Tensor& t, const std::string& data_name);  // data_name: only when saving
+  bool saving() const { return save_; }
 
  private:
   CapturedRecord& record_;

@@ -230,11 +230,12 @@ class BackwardCapture final : public torch::autograd::FunctionPostHook {
       c.record.api = api_;
       c.record.direction = Direction::backward;  // no acccheck_op: replay takes it from the forward
       CaptureContext ctx(c, g_state->options.tensor_mode());
-      std::string entry = c.record.entry_name();
+      const std::string entry = ctx.saving() ? c.record.entry_name() : std::string();
+      auto name = [&](const char* part, std::size_t i) { return ctx.saving() ? entry + part + std::to_string(i) : std::string(); };
       for (std::size_t i = 0; i < grad_outputs.size(); ++i)
-        c.record.grad_inputs.push_back(encode_tensor(grad_outputs[i], ctx, entry + ".input." + std::to_string(i)));
+        c.record.grad_inputs.push_back(encode_tensor(grad_outputs[i], ctx, name(".input.", i)));
       for (std::size_t i = 0; i < grad_inputs.size(); ++i)
-        c.record.grad_outputs.push_back(encode_tensor(grad_inputs[i], ctx, entry + ".output." + std::to_string(i)));
+        c.record.grad_outputs.push_back(encode_tensor(grad_inputs[i], ctx, name(".output.", i)));
       g_state->writer->push(std::move(c));
     } catch (const std::exception& e) {
       std::cerr << "acccheck dump: " << api_ << ".backward not recorded: " << e.what() << "\n";

@@ -197,24 +197,28 @@ void DumpWriter::run() {
   ::pthread_sigmask(SIG_BLOCK, &term, nullptr);
   // Everything the writer runs (statistics read-back, .pt pickling) stays out of the dump.
   at::RecordFunctionGuard no_record(false);  // RecordFunction off on this thread
-  while (auto item = queue_.pop()) {
-    if (!failed_) {
-      try {
-        if (auto* r = std::get_if<CapturedRecord>(&*item)) write_record(*r);
-        else close_step(std::get<EndStep>(*item).step);
-        // The entries reach the files whenever the writer has caught up (nothing else in flight:
-        // a producer counts an item before it queues it): one write per record while the program
-        // is slower than the writer, a batch while it is faster (a short step's dozens of records
-        // had made one system call each, and the writer the bottleneck). When in_flight_ drops to
-        // zero — what drain() waits for — every entry written so far is in the files.
-        if (in_flight_.load() == 1)
-          for (auto& [step, files] : open_) files->json->flush();
-      } catch (const std::exception& e) {
-        failed_ = true;
-        on_error_(e.what());
-      }
-    }  // after an error the queue is drained without writing
-    in_flight_.fetch_sub(1);
+  std::vector<Item> batch;
+  while (queue_.pop_all(batch)) {
+    for (auto& item : batch) {
+      if (!failed_) {
+        try {
+          if (auto* r = std::get_if<CapturedRecord>(&item)) write_record(*r);
+          else close_step(std::get<EndStep>(item).step);
+          // The entries reach the files whenever the writer has caught up (nothing else in flight:
+          // a producer counts an item before it queues it): one write per batch while the program
+          // is faster than the writer (a short step's dozens of records had made one system call
+          // each, and the writer the bottleneck). When in_flight_ drops to zero — what drain()
+          // waits for — every entry written so far is in the files.
+          if (in_flight_.load() == 1)
+            for (auto& [step, files] : open_) files->json->flush();
+        } catch (const std::exception& e) {
+          failed_ = true;
+          on_error_(e.what());
+        }
+      }  // after an error the queue is drained without writing
+      in_flight_.fetch_sub(1);
+    }
+    queue_.retire(batch);
   }
 }
 

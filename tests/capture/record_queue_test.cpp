@@ -1,5 +1,6 @@
-// The writer's queue around fork(): lock_when_idle() returns only once the consumer has finished
-// the item it holds and waits for more, and keeps producers out until unlock_after_fork().
+// The writer's queue: around fork(), lock_when_idle() returns only once the consumer has finished
+// the items it holds and waits for more, and keeps producers out until unlock_after_fork(); items
+// reach a consumer that is not woken for each of them; retired items die on the producer's thread.
 #include "engine/record_queue.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 using acccheck::capture::RecordQueue;
 using namespace std::chrono_literals;
@@ -16,10 +18,11 @@ TEST(RecordQueueFork, LockWhenIdleWaitsForTheItemInHandAndKeepsProducersOut) {
   std::atomic<int> written{0};
   std::atomic<bool> in_hand{false};
   std::thread consumer([&] {
-    while (auto item = q.pop()) {
+    std::vector<int> batch;
+    while (q.pop_all(batch)) {
       in_hand = true;
       std::this_thread::sleep_for(200ms);  // a slow write
-      written += *item;
+      for (int item : batch) written += item;
       in_hand = false;
     }
   });
@@ -48,7 +51,8 @@ TEST(RecordQueueFork, LockWhenIdleGivesUpAfterTheTimeoutAndStillHoldsTheLock) {
   RecordQueue<int> q(16, 1 << 20);
   std::atomic<bool> release{false}, in_hand{false};
   std::thread consumer([&] {
-    while (auto item = q.pop()) {
+    std::vector<int> batch;
+    while (q.pop_all(batch)) {
       in_hand = true;
       while (!release) std::this_thread::sleep_for(1ms);  // a writer stuck on its disk
     }
@@ -68,7 +72,8 @@ TEST(RecordQueueFork, AnEmptyQueueOrAFinishedConsumerIsIdleAtOnce) {
   never_used.unlock_after_fork();
   RecordQueue<int> q(4, 1024);
   std::thread consumer([&] {
-    while (q.pop()) {
+    std::vector<int> batch;
+    while (q.pop_all(batch)) {
     }
   });
   q.push(1, 0);
@@ -76,4 +81,97 @@ TEST(RecordQueueFork, AnEmptyQueueOrAFinishedConsumerIsIdleAtOnce) {
   consumer.join();
   EXPECT_TRUE(q.lock_when_idle(0ms));
   q.unlock_after_fork();
+}
+
+// The producer does not wake the consumer per item, yet an item never waits long: a lone item is
+// taken when the consumer's linger ends, and a later one (after the consumer went to sleep) wakes it.
+TEST(RecordQueueBatching, ALoneItemIsDeliveredWithoutABatchAndALaterOneWakesASleepingConsumer) {
+  RecordQueue<int> q(256, 1 << 20);
+  std::atomic<int> got{0};
+  std::thread consumer([&] {
+    std::vector<int> batch;
+    while (q.pop_all(batch))
+      for (int item : batch) got += item;
+  });
+  q.push(1, 0);
+  auto t0 = std::chrono::steady_clock::now();
+  while (got.load() != 1 && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(got.load(), 1);
+  std::this_thread::sleep_for(50ms);  // well past the linger: the consumer sleeps until woken
+  q.push(2, 0);
+  t0 = std::chrono::steady_clock::now();
+  while (got.load() != 3 && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(got.load(), 3);
+  q.close();
+  consumer.join();
+}
+
+// Items pushed faster than the consumer takes them arrive together: one pop_all for many pushes.
+TEST(RecordQueueBatching, ItemsQueuedMeanwhileArriveInOneBatch) {
+  RecordQueue<int> q(256, 1 << 20);
+  std::atomic<bool> first_in_hand{false}, release{false};
+  std::vector<std::size_t> sizes;
+  std::thread consumer([&] {
+    std::vector<int> batch;
+    while (q.pop_all(batch)) {
+      sizes.push_back(batch.size());
+      first_in_hand = true;
+      while (!release) std::this_thread::sleep_for(1ms);
+    }
+  });
+  q.push(0, 0);
+  while (!first_in_hand) std::this_thread::yield();
+  for (int i = 1; i <= 100; ++i) q.push(i, 0);
+  release = true;
+  q.close();
+  consumer.join();
+  ASSERT_EQ(sizes.size(), 2u);
+  EXPECT_EQ(sizes[0], 1u);
+  EXPECT_EQ(sizes[1], 100u);
+}
+
+// What the consumer retires is destroyed by the producer's next push, on the producer's thread.
+namespace {
+std::atomic<int> g_destroyed_elsewhere{0}, g_destroyed_here{0};
+std::thread::id g_producer;
+struct Tracked {
+  bool live = true;
+  Tracked() = default;
+  Tracked(Tracked&& o) noexcept : live(o.live) { o.live = false; }
+  Tracked& operator=(Tracked&& o) noexcept {
+    live = o.live;
+    o.live = false;
+    return *this;
+  }
+  ~Tracked() {
+    if (!live) return;
+    if (std::this_thread::get_id() == g_producer) ++g_destroyed_here;
+    else ++g_destroyed_elsewhere;
+  }
+};
+}  // namespace
+
+TEST(RecordQueueBatching, RetiredItemsAreDestroyedOnTheProducersThread) {
+  g_producer = std::this_thread::get_id();
+  RecordQueue<Tracked> q(256, 1 << 20);
+  std::atomic<int> retired{0};
+  std::thread consumer([&] {
+    std::vector<Tracked> batch;
+    while (q.pop_all(batch)) {
+      int n = static_cast<int>(batch.size());
+      q.retire(batch);
+      EXPECT_TRUE(batch.empty());
+      retired += n;
+    }
+  });
+  for (int i = 0; i < 10; ++i) q.push(Tracked{}, 0);
+  auto t0 = std::chrono::steady_clock::now();
+  while (retired.load() != 10 && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(retired.load(), 10);
+  EXPECT_EQ(g_destroyed_here.load() + g_destroyed_elsewhere.load(), 0) << "retired, not yet destroyed";
+  q.push(Tracked{}, 0);  // destroys the ten retired ones
+  EXPECT_EQ(g_destroyed_here.load(), 10);
+  EXPECT_EQ(g_destroyed_elsewhere.load(), 0);
+  q.close();
+  consumer.join();
 }
