@@ -90,6 +90,11 @@ Accumulated accumulate_tensor(const at::Tensor& c) {
   }
 }
 
+// Every statistic of a floating tensor is a float32 value (reduced in float32, or rounded to it as
+// msprobe's are), so the file gets float32's shortest digits: dump.json's numbers are about half as
+// long, with the same values for anything that reads them as float32 (run_ut's inputs do).
+Statistic float32_statistic(double v) { return Statistic::of_float32(static_cast<float>(v)); }
+
 double round_to(at::ScalarType t, double v) {
   switch (t) {
     case at::kHalf: return static_cast<float>(at::Half(static_cast<float>(v)));
@@ -174,7 +179,7 @@ void fill_statistics(const at::Tensor& t, TensorSpec& spec, at::Tensor* pending)
   bool integral = at::isIntegralType(x.scalar_type(), /*includeBool=*/false);
   if (x.dim() == 0) {
     double v = scalar_of(x);
-    Statistic s = integral ? Statistic{Statistic::Kind::integer, v} : Statistic::of(round_to(x.scalar_type(), v));
+    Statistic s = integral ? Statistic{Statistic::Kind::integer, v} : float32_statistic(round_to(x.scalar_type(), v));
     spec.max = spec.min = spec.mean = spec.norm = s;
     return;
   }
@@ -194,14 +199,14 @@ void fill_statistics(const at::Tensor& t, TensorSpec& spec, at::Tensor* pending)
   at::ScalarType rt = integral || c.scalar_type() == at::kDouble ? at::kFloat : c.scalar_type();
   if (a.nan) {
     double nan = std::numeric_limits<double>::quiet_NaN();
-    spec.max = spec.min = spec.mean = spec.norm = Statistic::of(nan);
+    spec.max = spec.min = spec.mean = spec.norm = float32_statistic(nan);
     remember(t, spec);
     return;
   }
-  spec.max = Statistic::of(round_to(at::kFloat, a.max));
-  spec.min = Statistic::of(round_to(at::kFloat, a.min));
-  spec.mean = Statistic::of(round_to(rt, a.sum / n));
-  spec.norm = Statistic::of(round_to(rt, std::sqrt(a.sumsq)));
+  spec.max = float32_statistic(round_to(at::kFloat, a.max));
+  spec.min = float32_statistic(round_to(at::kFloat, a.min));
+  spec.mean = float32_statistic(round_to(rt, a.sum / n));
+  spec.norm = float32_statistic(round_to(rt, std::sqrt(a.sumsq)));
   if (t.is_complex()) spec.norm = Statistic{};  // msprobe: no norm for complex tensors
   remember(t, spec);
 }
@@ -214,10 +219,10 @@ void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec) {
     spec.min = {Statistic::Kind::boolean, v[1] != 0 ? 1.0 : 0.0};
     return;
   }
-  spec.max = Statistic::of(v[0]);
-  spec.min = Statistic::of(v[1]);
-  spec.mean = Statistic::of(v[2]);
-  spec.norm = Statistic::of(v[3]);
+  spec.max = float32_statistic(v[0]);
+  spec.min = float32_statistic(v[1]);
+  spec.mean = float32_statistic(v[2]);
+  spec.norm = float32_statistic(v[3]);
 }
 
 }  // namespace acccheck::capture

@@ -93,7 +93,9 @@ void write_json(std::string& out, const Json& v, int indent, int depth) {
     case Json::Type::null: out += "null"; return;
     case Json::Type::boolean: out += v.as_bool() ? "true" : "false"; return;
     case Json::Type::integer: out += std::to_string(v.as_int()); return;
-    case Json::Type::number: out += python_float_repr(v.as_double()); return;
+    case Json::Type::number:
+      out += v.is_float32() ? json_float32_repr(static_cast<float>(v.as_double())) : python_float_repr(v.as_double());
+      return;
     case Json::Type::string: write_string(out, v.as_string()); return;
     case Json::Type::array: {
       if (v.items().empty()) { out += "[]"; return; }

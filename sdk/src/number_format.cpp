@@ -57,6 +57,12 @@ std::string numpy_float32_repr(float v) {
   return layout_shortest(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
+std::string json_float32_repr(float v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return numpy_float32_repr(v);
+}
+
 std::string python_fixed(double v, int decimals) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";

@@ -31,7 +31,10 @@ Json stat_to_json(const Statistic& s) {
     case Statistic::Kind::null: return Json();
     case Statistic::Kind::boolean: return Json::boolean(s.value != 0.0);
     case Statistic::Kind::integer: return Json::integer(static_cast<std::int64_t>(s.value));
-    case Statistic::Kind::number: return Json::number(s.value);
+    case Statistic::Kind::number:
+      if (s.float32 && static_cast<double>(static_cast<float>(s.value)) == s.value)
+        return Json::number_float32(static_cast<float>(s.value));
+      return Json::number(s.value);
   }
   return Json();
 }

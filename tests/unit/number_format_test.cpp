@@ -31,6 +31,21 @@ TEST(NumpyFloat32Repr, UsesShortestFloat32Digits) {
   EXPECT_EQ(numpy_float32_repr(NAN), "nan");
 }
 
+// A float32 statistic in dump.json: float32's shortest digits, json.dumps's spelling of non-finite.
+TEST(JsonFloat32Repr, ShortestFloat32DigitsThatReadBackAsTheSameFloat) {
+  const float v = 1.9947922229766846f;
+  EXPECT_EQ(python_float_repr(v), "1.9947922229766846");  // the double of the same value
+  EXPECT_EQ(json_float32_repr(v), "1.9947922");
+  EXPECT_EQ(static_cast<float>(std::stod(json_float32_repr(v))), v);
+  EXPECT_EQ(json_float32_repr(-0.0002459497f), "-0.0002459497");
+  EXPECT_EQ(json_float32_repr(1e-05f), "1e-05");
+  EXPECT_EQ(json_float32_repr(3.0f), "3.0");
+  EXPECT_EQ(json_float32_repr(1e20f), "1e+20");
+  EXPECT_EQ(json_float32_repr(NAN), "NaN");
+  EXPECT_EQ(json_float32_repr(INFINITY), "Infinity");
+  EXPECT_EQ(json_float32_repr(-INFINITY), "-Infinity");
+}
+
 TEST(PythonFixed, FourteenDecimals) {
   EXPECT_EQ(python_fixed(1.6), "1.60000000000000");
   EXPECT_EQ(python_fixed(3e-16), "0.00000000000000");

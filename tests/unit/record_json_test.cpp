@@ -187,3 +187,29 @@ TEST(DumpJson, DeepNestingIsRefusedInOneLineNotACrash) {
   std::string ok = std::string(400, '[') + std::string(400, ']');
   EXPECT_NO_THROW(parse_json(ok, "job"));
 }
+
+// Our capture's statistics are float32 values: written short, read back as the same float32; a
+// statistic read from a file (Statistic::of) keeps the double's digits, and a "float32" statistic
+// that is not a float32 value falls back to them.
+TEST(RecordJson, Float32StatisticsAreWrittenWithFloat32Digits) {
+  ApiRecord r;
+  r.api = "Aten.relu.0";
+  r.has_args = r.has_kwargs = r.has_outputs = true;
+  Argument a;
+  a.kind = Argument::Kind::tensor;
+  a.tensor.dtype = "torch.float32";
+  a.tensor.shape = {2};
+  a.tensor.max = Statistic::of_float32(1.9947922229766846f);
+  a.tensor.min = Statistic::of(static_cast<double>(1.9947922229766846f));
+  a.tensor.mean = Statistic{Statistic::Kind::number, 0.1, true};  // 0.1 is no float32 value
+  a.tensor.norm = Statistic::of_float32(NAN);
+  r.args.push_back(a);
+  std::string text = to_json_text(record_to_json(r));
+  EXPECT_NE(text.find("\"Max\": 1.9947922,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"Min\": 1.9947922229766846,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"Mean\": 0.1,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"Norm\": NaN,"), std::string::npos) << text;
+  Json back = parse_json(text, "record");
+  const Json& spec = back.find("input_args")->items()[0];
+  EXPECT_EQ(static_cast<float>(spec.find("Max")->as_double()), 1.9947922229766846f);
+}

@@ -20,6 +20,9 @@ class Json {
   static Json boolean(bool b) { Json j; j.type_ = Type::boolean; j.b_ = b; return j; }
   static Json integer(std::int64_t i) { Json j; j.type_ = Type::integer; j.i_ = i; return j; }
   static Json number(double d) { Json j; j.type_ = Type::number; j.d_ = d; return j; }
+  // A number that is a float32 value, written with float32's shortest digits (json_float32_repr):
+  // the same value to a reader that rounds it to float32, in about half the characters.
+  static Json number_float32(float f) { Json j = number(f); j.float32_ = true; return j; }
   static Json string(std::string s) { Json j; j.type_ = Type::string; j.s_ = std::move(s); return j; }
   static Json array() { Json j; j.type_ = Type::array; return j; }
   static Json object() { Json j; j.type_ = Type::object; return j; }
@@ -29,6 +32,7 @@ class Json {
   bool is_bool() const { return type_ == Type::boolean; }
   bool is_number() const { return type_ == Type::integer || type_ == Type::number; }
   bool is_integer() const { return type_ == Type::integer; }
+  bool is_float32() const { return type_ == Type::number && float32_; }
   bool is_string() const { return type_ == Type::string; }
   bool is_array() const { return type_ == Type::array; }
   bool is_object() const { return type_ == Type::object; }
@@ -54,6 +58,7 @@ class Json {
  private:
   Type type_ = Type::null;
   bool b_ = false;
+  bool float32_ = false;
   std::int64_t i_ = 0;
   double d_ = 0.0;
   std::string s_;

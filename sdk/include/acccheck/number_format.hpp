@@ -14,6 +14,10 @@ std::string python_float_repr(double v);
 // numpy repr of a float32 scalar: shortest float32 digits, same layout rule ("0.3797404", "1e-05").
 // Non-finite: "nan", "inf", "-inf".
 std::string numpy_float32_repr(float v);
+// A float32 value in JSON with the fewest digits that read back (rounded to float32) as the same
+// value: "1.9947922" where python_float_repr of the same value writes "1.9947922229766846".
+// Non-finite as json.dumps writes them: "NaN", "Infinity", "-Infinity".
+std::string json_float32_repr(float v);
 // Python "{:.14f}".format(v) (any precision): "1.60000000000000", "nan", "inf", "-inf".
 std::string python_fixed(double v, int decimals = 14);
 

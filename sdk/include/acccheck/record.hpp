@@ -22,8 +22,12 @@ namespace acccheck {
 struct Statistic {
   enum class Kind { null, boolean, integer, number } kind = Kind::null;
   double value = 0.0;
+  // A float32 value (our capture's statistics are reduced in float32 or rounded to it): written
+  // with float32's shortest digits. Statistics read from a file keep the digits they had.
+  bool float32 = false;
   bool present() const { return kind != Kind::null; }
   static Statistic of(double v) { return {Kind::number, v}; }
+  static Statistic of_float32(float v) { return {Kind::number, v, true}; }
 };
 
 struct TensorSpec {
