@@ -4,11 +4,14 @@
 # in tensor mode, each with stacks off and on; all in one run, modes interleaved round by round so
 # the shared VM's noise hits every mode alike. Also bytes per entry against the reference's dump,
 # and the writer's memory bound (queue high-water mark).
-# Usage: bench/dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS]
+# Usage: bench/dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS] [CONFIGS]
+#   CONFIGS: which model/size pairs, e.g. "mlp/small" (default: all four); a short op-bound step
+#   wants more steps and rounds than the default to get past this VM's noise.
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-5}
 steps=${3:-30}
+configs=${4:-"mlp/small cnn/small mlp/large cnn/large"}
 acc="$build/acccheck"
 train="$build/examples/acccheck-example-train"
 work=$(mktemp -d)
@@ -45,8 +48,8 @@ run_mode() {
 }
 
 modes=(none idle stats-off stats-full tensor-off tensor-full)
-for size in small large; do
-for model in mlp cnn; do
+for config in $configs; do
+  model=${config%/*} size=${config#*/}
   declare -A samples=()
   for _ in $(seq "$rounds"); do
     for m in "${modes[@]}"; do samples[$m]+="$(run_mode "$model" "$m") "; done
@@ -58,7 +61,6 @@ for model in mlp cnn; do
     awk -v m="$m" -v t="$med" -v b="$base" 'BEGIN {printf "  %-12s %8.3f ms  %5.2fx\n", m, t, t / b}'
   done
   unset samples
-done
 done
 
 # The writer's memory is bounded by the queue, not by the step length: peak RSS of tensor mode for
