@@ -250,7 +250,34 @@ class BackwardCapture final : public torch::autograd::FunctionPostHook {
 
 // ---- the callbacks ---------------------------------------------------------------------------------
 
-struct CallContext : at::ObserverContext {
+// A call whose nested calls can be of no use to the tool: an entry's operator (only the outermost
+// call is kept), an autograd node's work when the engine's operators are not recorded, a no-grad
+// operator while the step rule waits for the next forward pass. Its nested calls skip
+// RecordFunction altogether (the thread's RecordFunction switch is off until the call ends: the
+// dispatcher then takes its fast path, with no boxing of arguments and results), which is most of
+// what an operator cost the program on top of its entry. The call's own end still reaches its
+// callbacks: RecordFunction ends the callbacks a call began with. Other RecordFunction users (a
+// profiler) see no nested calls of such a call while a dump records or watches.
+struct NestedCallsOff : at::ObserverContext {
+  bool nested_off = false;
+};
+
+// Switches nested calls off for `ctx` (if RecordFunction is on for this thread at all).
+template <typename Context>
+std::unique_ptr<at::ObserverContext> with_nested_calls_off(std::unique_ptr<Context> ctx) {
+  if (ctx && at::isRecordFunctionEnabled()) {
+    at::enableRecordFunction(false);
+    ctx->nested_off = true;
+  }
+  return ctx;
+}
+
+// At the end of a call the tool switched nested calls off for: on again.
+void end_nested_calls_off(at::ObserverContext* raw) {
+  if (raw && static_cast<NestedCallsOff*>(raw)->nested_off) at::enableRecordFunction(true);
+}
+
+struct CallContext : NestedCallsOff {
   CapturedRecord captured;
   const OpInfo* info = nullptr;
 };
@@ -289,18 +316,28 @@ void begin_step_if_forward_starts(State& s, const at::RecordFunction& fn) {
   if (exit_now) CaptureEngine::instance().finish_and_exit("the last requested step was dumped");
 }
 
+std::unique_ptr<CallContext> start_entry(const at::RecordFunction& fn, State* s, ThreadState& ts, const OpInfo* info);
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   State* s = g_state;
   if (!s) return nullptr;
   ThreadState& ts = thread_state();
   const OpInfo* info = lookup(fn, ts);
   if (!info) {
-    if (autograd_record(fn)) {
-      ++ts.backward_depth;
-      g_backward_seen.store(true, std::memory_order_relaxed);
-    }
-    return nullptr;
+    if (!autograd_record(fn)) return nullptr;
+    ++ts.backward_depth;
+    g_backward_seen.store(true, std::memory_order_relaxed);
+    // The operators a node runs are entries only with --capture-backward-ops.
+    if (s->options.capture_backward_ops) return nullptr;
+    return with_nested_calls_off(std::make_unique<NestedCallsOff>());
   }
+  // The guard inside start_entry (the tool's own work is not recorded) has restored the switch
+  // when it returns: only then are the entry's nested calls switched off.
+  return with_nested_calls_off(start_entry(fn, s, ts, info));
+}
+
+// The forward half of an entry: the call's inputs, if the call is kept and the step is dumped.
+std::unique_ptr<CallContext> start_entry(const at::RecordFunction& fn, State* s, ThreadState& ts, const OpInfo* info) {
   if (!info->kept) return nullptr;
   if (++ts.depth > 1) return nullptr;
   if (ts.backward_depth > 0 && !s->options.capture_backward_ops) return nullptr;
@@ -352,6 +389,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
+  end_nested_calls_off(raw);
   State* s = g_state;
   if (!s) return;
   ThreadState& ts = thread_state();
@@ -454,11 +492,15 @@ std::unique_ptr<at::ObserverContext> on_watch_start(const at::RecordFunction& fn
   }
   if (!info->kept || ts.backward_depth > 0) return nullptr;
   g_ops_seen.fetch_add(1, std::memory_order_relaxed);
+  // A no-grad call (the optimizer's updates) cannot begin a step, nor can its nested calls (they
+  // run with grad mode off too).
+  if (!at::GradMode::is_enabled()) return with_nested_calls_off(std::make_unique<NestedCallsOff>());
   begin_step_if_forward_starts(*s, fn);
   return nullptr;
 }
 
-void on_watch_end(const at::RecordFunction& fn, at::ObserverContext*) {
+void on_watch_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
+  end_nested_calls_off(raw);
   if (!g_state) return;
   ThreadState& ts = thread_state();
   if (ts.ops.count(fn.name())) return;
