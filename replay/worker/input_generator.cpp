@@ -144,12 +144,18 @@ std::string zip_structure_problem(const std::vector<char>& b, PickleRecord& pick
       }
       x += 4 + len;
     }
+    // torch.save stores its records uncompressed: LibTorch allocates a record by its declared
+    // uncompressed size (fuzz_tensor_pt: 4 GB, then a read past the buffer), so the two must agree.
+    if (le16(b, h + 10) != 0) return "entry " + std::to_string(e) + " is compressed (torch.save stores its records)";
+    if (uncompressed != compressed)
+      return "entry " + std::to_string(e) + " declares " + std::to_string(uncompressed) + " bytes but stores " +
+             std::to_string(compressed);
     if (local > cd_offset || cd_offset - local < 30 || le32(b, static_cast<std::size_t>(local)) != 0x04034b50)
       return "entry " + std::to_string(e) + " points outside the file";
     const std::uint64_t data = local + 30 + le16(b, static_cast<std::size_t>(local) + 26) + le16(b, static_cast<std::size_t>(local) + 28);
     if (data > cd_offset || compressed > cd_offset - data) return "entry " + std::to_string(e) + "'s data lies outside the file";
     const std::string name(b.data() + h + 46, name_len);
-    if (name.size() >= 8 && name.compare(name.size() - 8, 8, "data.pkl") == 0 && le16(b, h + 10) == 0) {
+    if (name.size() >= 8 && name.compare(name.size() - 8, 8, "data.pkl") == 0) {
       pickle.offset = data;
       pickle.size = compressed;
       pickle.found = true;

@@ -602,3 +602,28 @@ TEST_F(RunUt, ATensorFileDeclaringMoreThanItHoldsIsRefusedBeforeLibTorchReadsIt)
             std::string::npos)
       << rows[1][3];
 }
+
+// A .pt whose zip directory declares a record of 4 GB (fuzz_tensor_pt's finding: LibTorch 1.13
+// allocates a record by its declared uncompressed size, then reads past it): refused by acccheck's
+// zip check before LibTorch reads the bytes, a SKIP naming the reason.
+TEST_F(RunUt, ATensorFileWhoseZipDirectoryOverstatesARecordIsRefusedBeforeLibTorchReadsIt) {
+  TempDir dir;
+  fs::create_directories(dir / "dump_tensor_data");
+  std::string pt = read_file(fixture("vectors/msprobe-dump-mlp-tensor/dump_tensor_data/Functional.relu.0.forward.input.0.pt"));
+  std::size_t at = pt.find(std::string("PK\x01\x02", 4));  // the first central directory entry
+  ASSERT_NE(at, std::string::npos);
+  pt.replace(at + 24, 4, std::string("\xff\xff\xff\xff", 4));  // its uncompressed size, in place
+  write_file(dir / "dump_tensor_data/Torch.relu.0.forward.input.0.pt", pt);
+  write_file(dir / "dump.json",
+             "{\"task\": \"tensor\", \"dump_data_dir\": \"x\", \"data\": {\"Torch.relu.0.forward\": {\"input_args\": "
+             "[{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4, 32], \"Max\": 1.0, \"Min\": -1.0, "
+             "\"requires_grad\": false, \"data_name\": \"Torch.relu.0.forward.input.0.pt\"}], \"input_kwargs\": {}}}}");
+  auto r = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-o", dir / "o"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = records(result_csv(dir / "o"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][1], "SKIP");
+  EXPECT_NE(rows[1][3].find("Torch.relu.0.forward.input.0.pt: not a tensor file written by torch.save (entry 0 declares 4294967295 bytes but stores "),
+            std::string::npos)
+      << rows[1][3];
+}
