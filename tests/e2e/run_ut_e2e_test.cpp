@@ -579,28 +579,44 @@ TEST_F(RunUt, EntriesNamingTheirDispatcherOperatorCallItDirectly) {
   EXPECT_EQ(details[1][3], "(3, 4)");  // addmm's output shape: the operator really ran
 }
 
-// A .pt whose pickle declares a 2 GB string (LibTorch 1.13 would try to allocate it): refused by
-// acccheck's pickle walk before LibTorch reads the bytes, a SKIP naming the reason.
-TEST_F(RunUt, ATensorFileDeclaringMoreThanItHoldsIsRefusedBeforeLibTorchReadsIt) {
-  TempDir dir;
+namespace {
+
+// run_ut over one Torch.relu entry whose input is the tensor file `pt`: its result row (header +
+// one row expected) — for the tests of tensor files LibTorch must never read.
+std::vector<std::string> result_row_for_relu_input(const TempDir& dir, const std::string& pt) {
   fs::create_directories(dir / "dump_tensor_data");
-  std::string pt = read_file(fixture("vectors/msprobe-dump-mlp-tensor/dump_tensor_data/Functional.relu.0.forward.input.0.pt"));
-  std::size_t at = pt.find(std::string("X\x07\0\0\0storage", 12));
-  ASSERT_NE(at, std::string::npos);
-  pt.replace(at + 1, 4, std::string("\xff\xff\xff\x7f", 4));  // the string's length: 2^31 - 1, in place
   write_file(dir / "dump_tensor_data/Torch.relu.0.forward.input.0.pt", pt);
   write_file(dir / "dump.json",
              "{\"task\": \"tensor\", \"dump_data_dir\": \"x\", \"data\": {\"Torch.relu.0.forward\": {\"input_args\": "
              "[{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4, 32], \"Max\": 1.0, \"Min\": -1.0, "
              "\"requires_grad\": false, \"data_name\": \"Torch.relu.0.forward.input.0.pt\"}], \"input_kwargs\": {}}}}");
   auto r = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-o", dir / "o"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   auto rows = records(result_csv(dir / "o"));
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[1][1], "SKIP");
-  EXPECT_NE(rows[1][3].find("Torch.relu.0.forward.input.0.pt: not a tensor file written by torch.save (a string of 2147483647 bytes in a "),
+  EXPECT_EQ(rows.size(), 2u);
+  return rows.size() == 2 ? rows[1] : std::vector<std::string>{};
+}
+
+std::string relu_fixture_pt() {
+  return read_file(fixture("vectors/msprobe-dump-mlp-tensor/dump_tensor_data/Functional.relu.0.forward.input.0.pt"));
+}
+
+}  // namespace
+
+// A .pt whose pickle declares a 2 GB string (LibTorch 1.13 would try to allocate it): refused by
+// acccheck's pickle walk before LibTorch reads the bytes, a SKIP naming the reason.
+TEST_F(RunUt, ATensorFileDeclaringMoreThanItHoldsIsRefusedBeforeLibTorchReadsIt) {
+  TempDir dir;
+  std::string pt = relu_fixture_pt();
+  std::size_t at = pt.find(std::string("X\x07\0\0\0storage", 12));
+  ASSERT_NE(at, std::string::npos);
+  pt.replace(at + 1, 4, std::string("\xff\xff\xff\x7f", 4));  // the string's length: 2^31 - 1, in place
+  auto row = result_row_for_relu_input(dir, pt);
+  ASSERT_EQ(row.size(), 4u);
+  EXPECT_EQ(row[1], "SKIP");
+  EXPECT_NE(row[3].find("Torch.relu.0.forward.input.0.pt: not a tensor file written by torch.save (a string of 2147483647 bytes in a "),
             std::string::npos)
-      << rows[1][3];
+      << row[3];
 }
 
 // A .pt whose zip directory declares a record of 4 GB (fuzz_tensor_pt's finding: LibTorch 1.13
@@ -608,22 +624,14 @@ TEST_F(RunUt, ATensorFileDeclaringMoreThanItHoldsIsRefusedBeforeLibTorchReadsIt)
 // zip check before LibTorch reads the bytes, a SKIP naming the reason.
 TEST_F(RunUt, ATensorFileWhoseZipDirectoryOverstatesARecordIsRefusedBeforeLibTorchReadsIt) {
   TempDir dir;
-  fs::create_directories(dir / "dump_tensor_data");
-  std::string pt = read_file(fixture("vectors/msprobe-dump-mlp-tensor/dump_tensor_data/Functional.relu.0.forward.input.0.pt"));
+  std::string pt = relu_fixture_pt();
   std::size_t at = pt.find(std::string("PK\x01\x02", 4));  // the first central directory entry
   ASSERT_NE(at, std::string::npos);
   pt.replace(at + 24, 4, std::string("\xff\xff\xff\xff", 4));  // its uncompressed size, in place
-  write_file(dir / "dump_tensor_data/Torch.relu.0.forward.input.0.pt", pt);
-  write_file(dir / "dump.json",
-             "{\"task\": \"tensor\", \"dump_data_dir\": \"x\", \"data\": {\"Torch.relu.0.forward\": {\"input_args\": "
-             "[{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4, 32], \"Max\": 1.0, \"Min\": -1.0, "
-             "\"requires_grad\": false, \"data_name\": \"Torch.relu.0.forward.input.0.pt\"}], \"input_kwargs\": {}}}}");
-  auto r = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-o", dir / "o"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto rows = records(result_csv(dir / "o"));
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[1][1], "SKIP");
-  EXPECT_NE(rows[1][3].find("Torch.relu.0.forward.input.0.pt: not a tensor file written by torch.save (entry 0 declares 4294967295 bytes but stores "),
+  auto row = result_row_for_relu_input(dir, pt);
+  ASSERT_EQ(row.size(), 4u);
+  EXPECT_EQ(row[1], "SKIP");
+  EXPECT_NE(row[3].find("Torch.relu.0.forward.input.0.pt: not a tensor file written by torch.save (entry 0 declares 4294967295 bytes but stores "),
             std::string::npos)
-      << rows[1][3];
+      << row[3];
 }
