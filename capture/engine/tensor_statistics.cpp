@@ -25,7 +25,7 @@ struct Accumulated {
 
 // Max/min in float lanes over the whole tensor; sums in float lanes over blocks of 512 elements,
 // each block then added in double (so the error stays that of a 512-element float sum). The lanes
-// are fixed (16), so the sums are the same with or without the AVX2 clone. No NaN test per element:
+// are fixed (16), so the sums are the same in every clone (AVX-512, AVX2, baseline). No NaN test per element:
 // the sum of squares is NaN exactly when an element is (squares are never negative, so no inf - inf
 // can arise there), which tells it at the end for free.
 template <typename T>
