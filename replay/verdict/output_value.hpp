@@ -1,14 +1,59 @@
-// A replayed API's result as the comparison sees it, without LibTorch: a tensor (values widened to
-// double, exactly representable in its dtype), a Python builtin, None, a sequence or a dict. The
+// A replayed API's result as the comparison sees it, without LibTorch: a tensor (values as
+// doubles, exactly representable in its dtype), a Python builtin, None, a sequence or a dict. The
 // worker converts at::Tensor / IValue results into this; the golden tests build it from cases.json.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace acccheck::replay {
+
+// A tensor's values as doubles, row-major: a buffer of their own, or borrowed from memory that
+// `keep` keeps alive — a contiguous float64 result is compared where the operator wrote it, with
+// no copy (outputs hold millions of values; copying two 65,536-element rows was a tenth of a
+// medium API's harness time).
+class TensorValues {
+ public:
+  TensorValues() = default;
+  explicit TensorValues(std::vector<double> v) {
+    auto owned = std::make_shared<std::vector<double>>(std::move(v));
+    data_ = owned->data();
+    size_ = owned->size();
+    keep_ = std::move(owned);
+  }
+  // `n` values for the caller to write (not zeroed: every one is written).
+  static TensorValues uninitialized(std::size_t n, double*& write) {
+    std::shared_ptr<double[]> buffer(new double[n]);
+    write = buffer.get();
+    TensorValues v;
+    v.data_ = buffer.get();
+    v.size_ = n;
+    v.keep_ = std::move(buffer);
+    return v;
+  }
+  static TensorValues borrowed(const double* data, std::size_t n, std::shared_ptr<const void> keep) {
+    TensorValues v;
+    v.data_ = data;
+    v.size_ = n;
+    v.keep_ = std::move(keep);
+    return v;
+  }
+  const double* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  double operator[](std::size_t i) const { return data_[i]; }
+  const double* begin() const { return data_; }
+  const double* end() const { return data_ + size_; }
+
+ private:
+  std::shared_ptr<const void> keep_;
+  const double* data_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 struct OutputValue {
   enum class Kind { none, tensor, builtin, seq, dict, other };
@@ -17,7 +62,7 @@ struct OutputValue {
   // tensor
   std::string dtype;                 // "torch.float16"
   std::vector<std::int64_t> shape;
-  std::vector<double> data;          // row-major
+  TensorValues data;                 // row-major
 
   // builtin: Python type name ("int", "float", "bool", "str") and value
   std::string py_type;
@@ -30,6 +75,9 @@ struct OutputValue {
 
   static OutputValue none() { return {}; }
   static OutputValue tensor(std::string dtype, std::vector<std::int64_t> shape, std::vector<double> data) {
+    return tensor(std::move(dtype), std::move(shape), TensorValues(std::move(data)));
+  }
+  static OutputValue tensor(std::string dtype, std::vector<std::int64_t> shape, TensorValues data) {
     OutputValue v;
     v.kind = Kind::tensor;
     v.dtype = std::move(dtype);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include <acccheck/metric_support.hpp>
@@ -61,15 +62,22 @@ ACCCHECK_SIMD_CLONES PassSums pass_sums(const OutputPair& out, double eps, doubl
     k3 += e.rel_err < t3;
     k4 += e.rel_err < t4;
   }
-  double dot[4] = {0, 0, 0, 0}, nn[4] = {0, 0, 0, 0}, bb[4] = {0, 0, 0, 0};
+  // Lane l sums the elements i ≡ l (mod 4), in order: written as 4-lane vectors (GCC's vector
+  // extension: one AVX register, two SSE2 ones) because the vectoriser made a shuffle per element
+  // of the plain loop over dot[l] — two thirds of this function's time.
+  using Lanes = double __attribute__((vector_size(32)));
+  Lanes vdot = {0, 0, 0, 0}, vnn = {0, 0, 0, 0}, vbb = {0, 0, 0, 0};
   std::size_t i = 0;
-  for (; i + 4 <= count; i += 4)
-    for (int l = 0; l < 4; ++l) {
-      const double d = device[i + l], b = bench[i + l];
-      dot[l] += d * b;
-      nn[l] += d * d;
-      bb[l] += b * b;
-    }
+  for (; i + 4 <= count; i += 4) {
+    Lanes d, b;
+    std::memcpy(&d, device + i, sizeof d);
+    std::memcpy(&b, bench + i, sizeof b);
+    vdot += d * b;
+    vnn += d * d;
+    vbb += b * b;
+  }
+  double dot[4] = {vdot[0], vdot[1], vdot[2], vdot[3]}, nn[4] = {vnn[0], vnn[1], vnn[2], vnn[3]},
+         bb[4] = {vbb[0], vbb[1], vbb[2], vbb[3]};
   for (; i < count; ++i) {
     dot[0] += device[i] * bench[i];
     nn[0] += device[i] * device[i];

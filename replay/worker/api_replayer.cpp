@@ -28,21 +28,21 @@ using c10::IValue;
 constexpr const char* kIdKey = "acccheck_id";
 
 // ACCCHECK_REPLAY_PHASES=1: cumulative time per phase, printed to stderr when the worker exits
-// (for tuning the harness; off by default: one getenv per process).
+// (for tuning the harness; off by default: one getenv per process). The worker leaves with
+// quick_exit (worker_main.cpp), so the totals are printed by an at_quick_exit handler.
 struct PhaseClock {
   static bool enabled() {
     static const bool on = std::getenv("ACCCHECK_REPLAY_PHASES") != nullptr;
     return on;
   }
   static std::map<std::string, double>& totals() {
-    static std::map<std::string, double> t;
-    static struct Printer {
-      ~Printer() {
-        if (!enabled()) return;
+    static auto* t = [] {
+      std::at_quick_exit([] {
         for (const auto& [phase, seconds] : totals()) std::fprintf(stderr, "replay phase %-10s %.3f s\n", phase.c_str(), seconds);
-      }
-    } printer;
-    return t;
+      });
+      return new std::map<std::string, double>();
+    }();
+    return *t;
   }
   std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
   void mark(const char* phase) {
@@ -343,6 +343,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
   phases.mark("bind");
   Side bench = make_side(base, wants_grad, need_grad, to_bench);
   Side device = make_side(base, wants_grad, need_grad, to_device);
+  phases.mark("inputs");
 
   auto stack_for = [&](const Side& side, c10::Device where, bool is_bench) {
     std::map<const c10::TensorImpl*, at::Tensor> swap;
@@ -376,20 +377,22 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
     bench.results = std::move(bench_stack);
   }
   op_seconds += std::chrono::duration<double>(Clock::now() - t_bench).count();
+  phases.mark("fwd_ops");
   std::vector<IValue> device_stack = stack_for(device, ctx.device->device(), false);
   timed([&] {
     ctx.device->call_operator(call.op, device_stack);
     ctx.device->synchronize();
   });
   device.results = std::move(device_stack);
+  phases.mark("fwd_ops");
 
   ApiOutputs out;
   out.api = fwd.api;
   auto cpu = [](const at::Tensor& t) { return t; };
   auto dev_to_cpu = [&](const at::Tensor& t) { return ctx.device->to_cpu(t); };
-  phases.mark("forward");
   out.bench = output_value_of(results_value(bench.results), cpu);
   out.device = output_value_of(results_value(device.results), dev_to_cpu);
+  phases.mark("widen");
 
   // Backward (run-ut.md §5).
   at::Tensor seed_for_save;
@@ -410,11 +413,13 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
       at::Tensor seed_bench = at::_to_copy(seed, at::TensorOptions().dtype(raised(seed.scalar_type(), ctx.bench_float64)));
       at::Tensor seed_device = to_device(seed);
       at::Tensor root_bench = backward_root(bench.results, short_api), root_device = backward_root(device.results, short_api);
+      phases.mark("seed");
       timed([&] { root_bench.backward(seed_bench); });
       timed([&] {
         root_device.backward(seed_device);
         ctx.device->synchronize();
       });
+      phases.mark("bwd_ops");
       for (std::size_t i = 0; i < base.size(); ++i) {
         if (!positional[i]) continue;
         auto grad_of = [&](const at::Tensor& t, bool on_device) {
@@ -427,7 +432,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
       }
     }
   }
-  phases.mark("backward");
+  phases.mark("widen");
   if (ctx.error_data_dir.empty()) {
     // The comparison works on the widened copies: free every tensor first (peak memory).
     base.clear();

@@ -82,6 +82,8 @@ double error_balance(const OutputPair& out, const ElementErrors& e);
 // float32 mean as numpy computes it (pairwise summation in float32, then divided in float64).
 double numpy_float32_mean(const std::vector<double>& values);
 double numpy_float64_mean(const std::vector<double>& values);
+double numpy_float32_mean(const double* values, std::size_t n);
+double numpy_float64_mean(const double* values, std::size_t n);
 
 // The three rates of the absolute-threshold family (§5.1, §5.6): inf/nan错误率 with tolerance
 // rtol, 相对误差错误率 (RE > rtol among normal values), 绝对误差错误率 (AE > atol among small
