@@ -329,8 +329,8 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
       double fmax = finite_max_of(*st);
       double lo_scaled = std::isinf(low) ? (low > 0 ? fmax : -fmax) : low;
       double hi_scaled = std::isinf(high) ? (high > 0 ? fmax : -fmax) : high;
-      t = torch_rand(shape, generator, *st);  // at::rand's numbers, drawn in blocks
-      t.mul_(hi_scaled - lo_scaled).add_(lo_scaled);  // in the tensor's dtype, as the reference computes
+      // rand · (high − low) + low in the tensor's dtype, as the reference computes (torch_rand.hpp).
+      t = torch_uniform(shape, generator, *st, lo_scaled, hi_scaled - lo_scaled);
     } else {
       t = at::randint(static_cast<std::int64_t>(low), static_cast<std::int64_t>(high) + 1, shape, generator, options);
     }

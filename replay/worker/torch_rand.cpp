@@ -82,6 +82,17 @@ ACCCHECK_SIMD_CLONES void to_double(const std::uint32_t* r, double* out, std::si
   }
 }
 
+// x · scale + low with each operation rounded to T, as LibTorch's mul_ and add_ kernels do for a
+// T tensor and a Scalar (the Scalar converted to T first; add_'s fused a + 1·b is a + b).
+template <typename T>
+ACCCHECK_SIMD_CLONES void scale_in_place(T* x, std::size_t n, T scale, T low) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) {
+    const T y = x[i] * scale;
+    x[i] = y + low;
+  }
+}
+
 template <typename Half>
 void to_narrow(const std::uint32_t* r, Half* out, std::size_t n, int digits) {
   const std::uint32_t mask = (1u << digits) - 1u;
@@ -130,6 +141,19 @@ at::Tensor torch_rand(c10::IntArrayRef shape, at::Generator& generator, c10::Sca
       done += m;
     }
   });
+  return t;
+}
+
+at::Tensor torch_uniform(c10::IntArrayRef shape, at::Generator& generator, c10::ScalarType dtype, double low,
+                         double scale) {
+  at::Tensor t = torch_rand(shape, generator, dtype);
+  const auto n = static_cast<std::size_t>(t.numel());
+  if (dtype == c10::kFloat)
+    scale_in_place(t.data_ptr<float>(), n, static_cast<float>(scale), static_cast<float>(low));
+  else if (dtype == c10::kDouble)
+    scale_in_place(t.data_ptr<double>(), n, scale, low);
+  else
+    t.mul_(scale).add_(low);
   return t;
 }
 

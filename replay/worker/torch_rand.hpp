@@ -21,6 +21,13 @@ namespace acccheck::replay {
 // at::rand itself.
 at::Tensor torch_rand(c10::IntArrayRef shape, at::Generator& generator, c10::ScalarType dtype);
 
+// at::rand(shape, generator, dtype).mul_(scale).add_(low) — a uniform draw on [low, low + scale),
+// run-ut.md §3.3's scaling in the tensor's dtype as LibTorch computes it — in one pass for float32
+// and float64 (the Scalars rounded to the dtype, one rounding per operation); other dtypes run
+// those three operators.
+at::Tensor torch_uniform(c10::IntArrayRef shape, at::Generator& generator, c10::ScalarType dtype, double low,
+                         double scale);
+
 // The next `count` outputs of the generator's mt19937 (CPUGeneratorImpl::random(), in order),
 // advancing it as `count` calls would.
 void torch_random_u32(at::Generator& generator, std::uint32_t* out, std::size_t count);

@@ -73,6 +73,9 @@ double pairwise_sum_f64(const double* a, std::size_t n) {
 }
 }  // namespace
 
+double numpy_block_sum_f64(const double* values, std::size_t n) { return block_sum_f64(values, n); }
+float numpy_block_sum_f32(const double* values, std::size_t n) { return block_sum_f32(values, n); }
+
 double numpy_float32_mean(const double* v, std::size_t n) {
   if (n == 0) return std::nan("");
   float s = pairwise_sum_f32(v, n);

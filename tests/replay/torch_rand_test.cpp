@@ -6,7 +6,9 @@
 #include <ATen/ops/randint.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "worker/torch_rand.hpp"
@@ -47,6 +49,31 @@ TEST(TorchRand, InterleavesWithLibTorchsOwnDrawsAsAtRandDoes) {
   EXPECT_TRUE(at::equal(at::randint(-5, 5, {2000}, ours, opts(c10::kInt)), at::randint(-5, 5, {2000}, theirs, opts(c10::kInt))));
   EXPECT_TRUE(at::equal(torch_rand({5000}, ours, c10::kBFloat16), at::rand({5000}, theirs, opts(c10::kBFloat16))));
   EXPECT_EQ(next_u32(ours), next_u32(theirs));
+}
+
+// Bit patterns equal (NaN included: at::equal says NaN != NaN).
+bool same_bits(const at::Tensor& a, const at::Tensor& b) {
+  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
+  const auto st = a.scalar_type();
+  const c10::ScalarType as_int = st == c10::kDouble ? c10::kLong : st == c10::kFloat ? c10::kInt : c10::kShort;
+  return at::equal(a.contiguous().view(as_int), b.contiguous().view(as_int));
+}
+
+TEST(TorchRand, UniformEqualsAtRandScaledByLibTorchsOwnOperators) {
+  // (low, scale) as input_generator.cpp passes them, the finite-range substitutes of ±inf included
+  // (a float32 range of 2·FLT_MAX rounds to inf: inf and, for a 0 draw, NaN, as LibTorch gives).
+  const std::vector<std::pair<double, double>> ranges = {
+      {-1.0, 2.0}, {0.1, 0.7}, {1e-3, 1e-7}, {-5.0, 0.0}, {-65504.0, 131008.0},
+      {-3.4028234663852886e38, 6.805646932770577e38}, {-1.7976931348623157e308, INFINITY}};
+  for (c10::ScalarType dtype : {c10::kFloat, c10::kDouble, c10::kHalf, c10::kBFloat16})
+    for (const auto& [low, scale] : ranges)
+      for (std::uint64_t seed : {3ULL, 0x9e3779b97f4a7c15ULL}) {
+        at::Generator ours = generator_seeded(seed), theirs = generator_seeded(seed);
+        at::Tensor mine = torch_uniform({257, 9}, ours, dtype, low, scale);
+        at::Tensor expected = at::rand({257, 9}, theirs, at::TensorOptions().dtype(dtype)).mul_(scale).add_(low);
+        ASSERT_TRUE(same_bits(mine, expected)) << c10::toString(dtype) << " low " << low << " scale " << scale;
+        ASSERT_EQ(next_u32(ours), next_u32(theirs));
+      }
 }
 
 TEST(TorchRand, OtherDtypesAreLeftToAtRand) {

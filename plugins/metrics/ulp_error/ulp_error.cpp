@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include <acccheck/metric.hpp>
 #include <acccheck/metric_support.hpp>
@@ -30,31 +31,44 @@ class UlpStandard final : public MetricPlugin {
   std::vector<std::string> compare_columns() const override { return {kMean, kProportion, kRatio, kStatus}; }
   void configure(const Settings& s) override { settings_ = s; }
 
+  // One pass over the row: the ULP errors are made 128 at a time and reduced while they are in
+  // L1 (maximum, count above the threshold, numpy's pairwise sum for the mean), never stored as a
+  // row — three passes over an n-element buffer were half of this standard's time.
   std::vector<MetricValue> compute(const OutputPair& out) const override {
     const std::string dtype(out.device_dtype);
     const std::size_t n = out.count;
-    // Every element is written below: no zeroing (a memset of the row was a tenth of this).
-    std::unique_ptr<double[]> buffer(new double[n]);
-    double* ulp = buffer.get();
-    bool fp8 = is_fp8(dtype);
-    double threshold = settings_.number("ulp_threshold", dtype);
+    const bool fp8 = is_fp8(dtype);
+    const double threshold = settings_.number("ulp_threshold", dtype);
     bool f32_math = false;
-    if (fp8) {
-      for (std::size_t i = 0; i < n; ++i) ulp[i] = fp8_ulp(out.bench[i], out.device[i]);
-    } else {
-      FloatKind kind = float_kind(dtype);
-      const double min_eb = settings_.number("min_eb", dtype);
-      const double exponent_num = settings_.number("exponent_num", dtype);
-      f32_math = kind != FloatKind::float32;  // float16/bfloat16: computed in float32
-      if (f32_math || !ulp_fast(out, min_eb, exponent_num, ulp))
-        for (std::size_t i = 0; i < n; ++i) ulp[i] = ulp_one(out.bench[i], out.device[i], min_eb, exponent_num, f32_math);
+    double min_eb = 0, exponent_num = 0;
+    std::optional<FastScale> fast;
+    if (!fp8) {
+      min_eb = settings_.number("min_eb", dtype);
+      exponent_num = settings_.number("exponent_num", dtype);
+      f32_math = float_kind(dtype) != FloatKind::float32;  // float16/bfloat16: computed in float32
+      if (!f32_math) fast = FastScale::of(min_eb, exponent_num);
     }
-    double mx;
-    std::size_t above;
-    max_and_count_above(ulp, n, threshold, mx, above);
-    double mean = f32_math ? ms::numpy_float32_mean(ulp, n) : ms::numpy_float64_mean(ulp, n);
+    BlockStats stats;
+    auto fill = [&](std::size_t start, std::size_t count, double* ulp) {
+      const double* b = out.bench + start;
+      const double* d = out.device + start;
+      if (fast) {
+        ulp_fast(b, d, count, *fast, threshold, ulp, stats);
+        return;
+      }
+      if (fp8)
+        for (std::size_t i = 0; i < count; ++i) ulp[i] = fp8_ulp(b[i], d[i]);
+      else
+        for (std::size_t i = 0; i < count; ++i) ulp[i] = ulp_one(b[i], d[i], min_eb, exponent_num, f32_math);
+      max_and_count_above(ulp, count, threshold, stats);
+    };
+    double mean = std::nan("");
+    if (n > 0)
+      mean = f32_math ? round_to_float32(static_cast<double>(ms::pairwise_sum_f32_of(0, n, fill)) / static_cast<double>(n))
+                      : ms::pairwise_sum_f64_of(0, n, fill) / static_cast<double>(n);
+    const double mx = n == 0 || stats.nan ? std::nan("") : stats.max;
     NumberStyle style = f32_math ? NumberStyle::float32_repr : NumberStyle::fixed14;
-    double share = n ? static_cast<double>(above) / static_cast<double>(n) : std::nan("");
+    double share = n ? static_cast<double>(stats.above) / static_cast<double>(n) : std::nan("");
     return {{kMax, mx, style}, {kMean, mean, style}, {kProportion, share, NumberStyle::fixed14}};
   }
 
@@ -120,11 +134,15 @@ class UlpStandard final : public MetricPlugin {
     return sign(h) * std::log2(std::fabs(h) + tiny) - sign(x) * ex;
   }
 
-  // np.max (NaN if any element is NaN) and count(u > threshold), vectorised (acccheck/simd.hpp;
-  // a single running maximum was two thirds of this standard's time).
-  ACCCHECK_SIMD_CLONES static void max_and_count_above(const double* v, std::size_t n, double threshold, double& mx,
-                                                       std::size_t& above) {
-    double m = n ? v[0] : 0.0;
+  // np.max (NaN if any element is NaN) and count(u > threshold) over the blocks of a row,
+  // vectorised (acccheck/simd.hpp; a single running maximum was two thirds of this standard's time).
+  struct BlockStats {
+    double max = -INFINITY;
+    std::size_t above = 0;
+    bool nan = false;
+  };
+  ACCCHECK_SIMD_CLONES static void max_and_count_above(const double* v, std::size_t n, double threshold, BlockStats& s) {
+    double m = s.max;
     std::int64_t count = 0, nan = 0;  // 64-bit, as wide as the double lanes
 #pragma omp simd reduction(max : m) reduction(+ : count) reduction(| : nan)
     for (std::size_t i = 0; i < n; ++i) {
@@ -132,8 +150,9 @@ class UlpStandard final : public MetricPlugin {
       m = v[i] > m ? v[i] : m;
       count += v[i] > threshold;
     }
-    mx = n == 0 || nan ? std::nan("") : m;
-    above = static_cast<std::size_t>(count);
+    s.max = m;
+    s.above += static_cast<std::size_t>(count);
+    s.nan = s.nan || nan != 0;
   }
 
   // One element, any value of b (the reference's formula): eb = max(floor(log2|b|), min_eb),
@@ -166,34 +185,56 @@ class UlpStandard final : public MetricPlugin {
     return std::fabs((d - b) * scale);
   }
 
-  // ulp_one for a float32 output over the whole row, in double arithmetic with no branches so
-  // that it vectorises (acccheck/simd.hpp): 2^eb is b with its sign and mantissa cleared (a
-  // subnormal's is 0, below any 2^min_eb), and 2^(exponent_num − eb) = 2^exponent_num / 2^eb, a quotient of powers of two
-  // that is exact while it is a normal double (ensured below for every finite b). An inf or NaN b
-  // gives 2^eb = inf, a scale of 0 and a NaN error, as ulp_one gives (inf: 2^-inf = 0; NaN: the
-  // difference is NaN). Returns false, writing nothing, when the settings leave that range.
-  ACCCHECK_SIMD_CLONES static bool ulp_fast(const OutputPair& out, double min_eb, double exponent_num, double* ulp) {
-    if (min_eb != std::floor(min_eb) || exponent_num != std::floor(exponent_num) || min_eb < -1022 ||
-        exponent_num < 1 || exponent_num - min_eb > 1023)
-      return false;
-    const double floor_pow = std::ldexp(1.0, static_cast<int>(min_eb));
-    const double num_pow = std::ldexp(1.0, static_cast<int>(exponent_num));
-    const double zero_pow = floor_pow > 1.0 ? floor_pow : 1.0;  // ±0: eb = max(0, min_eb)
-    const double* bench = out.bench;
-    const double* device = out.device;
-    const std::size_t n = out.count;
+  // ulp_one for float32 outputs with no branches and no division, so that it vectorises
+  // (acccheck/simd.hpp). 2^eb is b with its sign and mantissa cleared (a subnormal's is 0, below
+  // any 2^min_eb), raised to 2^min_eb (to 2^max(0, min_eb) for ±0); the scale 2^(exponent_num − eb)
+  // is then made from the exponent field alone — bits((exponent_num + 2046) << 52) − bits(2^eb) —
+  // exact while it is a normal double, which FastScale::of ensures for every finite b. An inf or
+  // NaN b has the all-ones exponent: scale 0 and a NaN error, as ulp_one gives (inf: 2^-inf = 0;
+  // NaN: the difference is NaN). (A division per element was most of this loop's time.)
+  struct FastScale {
+    std::uint64_t floor_bits, zero_bits, numerator_bits;
+    // nullopt when the settings leave the range where the scale is a normal power of two.
+    static std::optional<FastScale> of(double min_eb, double exponent_num) {
+      if (min_eb != std::floor(min_eb) || exponent_num != std::floor(exponent_num) || min_eb < -1022 ||
+          exponent_num < 1 || exponent_num - min_eb > 1023)
+        return std::nullopt;
+      const auto exponent_bits = [](int e) { return static_cast<std::uint64_t>(e + 1023) << 52; };
+      FastScale f;
+      f.floor_bits = exponent_bits(static_cast<int>(min_eb));
+      f.zero_bits = exponent_bits(min_eb > 0 ? static_cast<int>(min_eb) : 0);  // ±0: eb = max(0, min_eb)
+      f.numerator_bits = static_cast<std::uint64_t>(static_cast<int>(exponent_num) + 2046) << 52;
+      return f;
+    }
+  };
+  // Also takes the block's maximum and count above `threshold` (as max_and_count_above), in the
+  // same loop: a second loop per block of 128 spent more in its reductions than in the values.
+  ACCCHECK_SIMD_CLONES static void ulp_fast(const double* bench, const double* device, std::size_t n, const FastScale& f,
+                                            double threshold, double* ulp, BlockStats& s) {
+    constexpr std::uint64_t kExponent = 0x7ff0000000000000ull;
+    double m = s.max;
+    std::int64_t count = 0, nan = 0;
+#pragma omp simd reduction(max : m) reduction(+ : count) reduction(| : nan)
     for (std::size_t i = 0; i < n; ++i) {
       const double b = bench[i];
       std::uint64_t bits;
       std::memcpy(&bits, &b, sizeof bits);
-      bits &= 0x7ff0000000000000ull;
-      double pow_eb;
-      std::memcpy(&pow_eb, &bits, sizeof pow_eb);
-      pow_eb = pow_eb > floor_pow ? pow_eb : floor_pow;
-      pow_eb = b == 0.0 ? zero_pow : pow_eb;
-      ulp[i] = std::fabs((device[i] - b) * (num_pow / pow_eb));
+      const std::uint64_t magnitude = bits & 0x7fffffffffffffffull;
+      std::uint64_t eb = bits & kExponent;
+      eb = eb > f.floor_bits ? eb : f.floor_bits;
+      eb = magnitude == 0 ? f.zero_bits : eb;
+      const std::uint64_t scale_bits = eb == kExponent ? 0 : f.numerator_bits - eb;
+      double scale;
+      std::memcpy(&scale, &scale_bits, sizeof scale);
+      const double u = std::fabs((device[i] - b) * scale);
+      ulp[i] = u;
+      nan |= u != u;
+      m = u > m ? u : m;
+      count += u > threshold;
     }
-    return true;
+    s.max = m;
+    s.above += static_cast<std::size_t>(count);
+    s.nan = s.nan || nan != 0;
   }
 
   Settings settings_;
