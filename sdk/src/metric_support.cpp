@@ -1,6 +1,7 @@
 #include "acccheck/metric_support.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "acccheck/simd.hpp"
@@ -103,6 +104,61 @@ ElementErrors element_error_setup(const OutputPair& out) {
   return e;
 }
 
+namespace {
+
+// B rounded to D's numpy dtype K, and whether it is finite there (element_error's switch, with K
+// a constant so that the loops below vectorise; float16's rounding stays a call).
+template <FloatKind K>
+inline double rounded_to(double b) {
+  if constexpr (K == FloatKind::float32) return static_cast<double>(static_cast<float>(b));
+  else if constexpr (K == FloatKind::float16) return round_to_float16(b);
+  else if constexpr (K == FloatKind::bfloat16) return round_to_bfloat16(b);
+  else return b;
+}
+template <FloatKind K>
+inline bool finite_in(double b) {
+  if constexpr (K == FloatKind::float32) return std::isfinite(static_cast<float>(b));
+  else if constexpr (K == FloatKind::float16) return std::isfinite(b) && std::fabs(b) < 65520.0;
+  else if constexpr (K == FloatKind::bfloat16) return std::isfinite(round_to_bfloat16(b));
+  else return std::isfinite(b);
+}
+
+template <FloatKind K, bool F32Math, bool F32Denominator>
+ACCCHECK_SIMD_CLONES void fill_element_errors(const double* bench, const double* device, std::size_t n, double eps,
+                                              double* abs_bench, double* abs_err, double* rel_err, char* finite) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) {
+    const double b = bench[i], d = device[i];
+    const AbsRelError x = abs_rel_error(b, d, eps, F32Math, F32Denominator);
+    abs_bench[i] = std::fabs(b);
+    abs_err[i] = x.abs_err;
+    rel_err[i] = x.rel_err;
+    finite[i] = static_cast<char>(std::isfinite(d) & finite_in<K>(b));
+  }
+}
+
+template <FloatKind K>
+void fill_element_errors_for(const OutputPair& out, ElementErrors& e) {
+  const bool f32_den = e.bench_kind != FloatKind::float64;
+  auto* f = e.float32_math ? (f32_den ? &fill_element_errors<K, true, true> : &fill_element_errors<K, true, false>)
+                           : (f32_den ? &fill_element_errors<K, false, true> : &fill_element_errors<K, false, false>);
+  f(out.bench, out.device, out.count, e.eps, e.abs_bench.data(), e.abs_err.data(), e.rel_err.data(), e.finite.data());
+}
+
+template <FloatKind K>
+ACCCHECK_SIMD_CLONES std::int64_t balance(const double* bench, const double* device, std::size_t n) {
+  std::int64_t pos = 0, neg = 0;
+#pragma omp simd reduction(+ : pos, neg)
+  for (std::size_t i = 0; i < n; ++i) {
+    const double diff = device[i] - rounded_to<K>(bench[i]);
+    pos += diff > 0;
+    neg += diff < 0;
+  }
+  return pos - neg;
+}
+
+}  // namespace
+
 ElementErrors element_errors(const OutputPair& out) {
   ElementErrors e = element_error_setup(out);
   const std::size_t n = out.count;
@@ -110,12 +166,11 @@ ElementErrors element_errors(const OutputPair& out) {
   e.abs_err.resize(n);
   e.rel_err.resize(n);
   e.finite.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    ElementError x = element_error(e, out.bench[i], out.device[i]);
-    e.abs_bench[i] = x.abs_bench;
-    e.abs_err[i] = x.abs_err;
-    e.rel_err[i] = x.rel_err;
-    e.finite[i] = x.finite;
+  switch (e.numpy_kind) {
+    case FloatKind::float32: fill_element_errors_for<FloatKind::float32>(out, e); break;
+    case FloatKind::float16: fill_element_errors_for<FloatKind::float16>(out, e); break;
+    case FloatKind::bfloat16: fill_element_errors_for<FloatKind::bfloat16>(out, e); break;
+    default: fill_element_errors_for<FloatKind::float64>(out, e); break;  // float64, other: B as is
   }
   return e;
 }
@@ -166,14 +221,14 @@ double inf_nan_error_rate(const OutputPair& out, const ElementErrors& e, double 
 
 double error_balance(const OutputPair& out, const ElementErrors& e) {
   if (out.count == 0) return 0.0;
-  long long pos = 0, neg = 0;
-  for (std::size_t i = 0; i < out.count; ++i) {
-    double b = round_to(e.numpy_kind, out.bench[i]);
-    double diff = out.device[i] - b;
-    if (diff > 0) ++pos;
-    else if (diff < 0) ++neg;
+  std::int64_t net;
+  switch (e.numpy_kind) {
+    case FloatKind::float32: net = balance<FloatKind::float32>(out.bench, out.device, out.count); break;
+    case FloatKind::float16: net = balance<FloatKind::float16>(out.bench, out.device, out.count); break;
+    case FloatKind::bfloat16: net = balance<FloatKind::bfloat16>(out.bench, out.device, out.count); break;
+    default: net = balance<FloatKind::float64>(out.bench, out.device, out.count); break;
   }
-  return static_cast<double>(std::llabs(pos - neg)) / static_cast<double>(out.count);
+  return static_cast<double>(std::llabs(net)) / static_cast<double>(out.count);
 }
 
 std::vector<MetricValue> threshold_rates(const OutputPair& out, const ElementErrors& e, double sv, double rtol,

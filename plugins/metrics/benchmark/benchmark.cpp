@@ -7,7 +7,9 @@
 // `nonfinite_outputs: error` (the shipped default, docs/compat.md) an NPU row whose cosine run_ut
 // wrote as nan, where the GPU row's is a number, is an error; `pass` restores the reference.
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -15,6 +17,7 @@
 #include <acccheck/float_formats.hpp>
 #include <acccheck/metric.hpp>
 #include <acccheck/metric_support.hpp>
+#include <acccheck/simd.hpp>
 
 namespace {
 
@@ -62,9 +65,13 @@ class BenchmarkStandard final : public MetricPlugin {
     nonfinite_errors_ = mode == "error";
   }
 
-  // One pass over the output (the default standard: most rows of a run come here): per element
-  // the errors of metric_support::element_error, then the masks, counts and the two arrays numpy's
-  // means need (squares over every element, RE' over the unmasked ones, in order).
+  // One pass over the output (the default standard: most rows of a run come here), driven by
+  // numpy's pairwise summation of the squares (metric_support::pairwise_sum_*_of): 128 elements at
+  // a time, the errors of metric_support::element_error, the masks and counts, the squares summed
+  // straight from L1, and RE' over the unmasked elements appended in order (the one array numpy's
+  // other mean needs). The per-element work is a branch-free loop built per numpy dtype of D, so
+  // that it vectorises (a scalar loop with a dtype switch and rounding calls per element was most
+  // of this standard's time, and it is the standard most rows use).
   std::vector<MetricValue> compute(const OutputPair& out) const override {
     const std::string dtype(out.device_dtype);
     const double sv = settings_.number("small_value", dtype);
@@ -73,56 +80,50 @@ class BenchmarkStandard final : public MetricPlugin {
     const std::size_t n = out.count;
     const NumberStyle f32_style = e.float32_math ? NumberStyle::float32_repr : NumberStyle::fixed14;
 
-    std::vector<double> squares(n), rel_ok(n);
-    std::size_t small_count = 0, small_bad = 0, kept = 0;
-    long long pos = 0, neg = 0;  // 误差均衡性: signs of D − B', B' = B in D's numpy dtype
-    double rel_max = -1.0;
-    bool rel_nan = false;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double b = out.bench[i], d = out.device[i];
-      const ms::ElementError x = ms::element_error(e, b, d);
-      const bool small = x.abs_bench <= sv && x.finite;
-      small_count += small;
-      small_bad += small && x.abs_err > atol;
-      const bool masked = small || !x.finite;
-      rel_ok[kept] = x.rel_err;
-      kept += !masked;
-      if (!masked) {
-        rel_nan = rel_nan || x.rel_err != x.rel_err;
-        rel_max = x.rel_err > rel_max ? x.rel_err : rel_max;
+    std::unique_ptr<double[]> rel_ok(new double[n ? n : 1]);  // RE' of the unmasked elements, in order
+    std::size_t kept = 0;
+    Totals t;
+    const BlockFn block = block_function(e);
+    auto fill = [&](std::size_t start, std::size_t count, double* squares) {
+      alignas(64) double rel[128];
+      alignas(64) std::int64_t keep[128];
+      block(out.bench + start, out.device + start, count, e.eps, sv, atol, squares, rel, keep, t);
+      for (std::size_t j = 0; j < count; ++j) {  // compaction: branch-free, in order
+        rel_ok[kept] = rel[j];
+        kept += static_cast<std::size_t>(keep[j]);
       }
-      const double a = masked ? 0.0 : x.abs_err;
-      squares[i] = e.float32_math ? round_to_float32(a * a) : a * a;
-      const double diff = d - round_to(e.numpy_kind, b);
-      pos += diff > 0;
-      neg += diff < 0;
-    }
-    rel_ok.resize(kept);
-    if (rel_nan) {  // np.max's NaN, as the reference's running rule keeps it (not reached for finite D and B)
+    };
+    double mse = std::nan("");
+    if (n > 0)
+      mse = e.float32_math
+                ? round_to_float32(static_cast<double>(ms::pairwise_sum_f32_of(0, n, fill)) / static_cast<double>(n))
+                : ms::pairwise_sum_f64_of(0, n, fill) / static_cast<double>(n);
+    double rel_max = t.rel_max;
+    const std::size_t small_count = static_cast<std::size_t>(t.small_count), small_bad = static_cast<std::size_t>(t.small_bad);
+    const long long pos = t.pos, neg = t.neg;
+    if (t.rel_nan) {  // np.max's NaN, as the reference's running rule keeps it (not reached for finite D and B)
       rel_max = -1.0;
-      for (double r : rel_ok)
-        if (!(r <= rel_max)) rel_max = r;
+      for (std::size_t i = 0; i < kept; ++i)
+        if (!(rel_ok[i] <= rel_max)) rel_max = rel_ok[i];
     }
     const std::size_t masked = n - kept;
     std::vector<MetricValue> v;
     // 误差均衡性, 均方根误差, 小值域错误占比, 相对误差最大值, 相对误差平均值 (details column order)
     v.push_back({"误差均衡性", n ? static_cast<double>(std::llabs(pos - neg)) / static_cast<double>(n) : 0.0,
                  NumberStyle::fixed14});
-    double mse = e.float32_math ? ms::numpy_float32_mean(squares) : ms::numpy_float64_mean(squares);
-    if (n == 0) mse = std::nan("");
     mse *= static_cast<double>(n) / (static_cast<double>(n - masked) + 0.0001) + 0.0001;
     v.push_back({"均方根误差", std::sqrt(mse), NumberStyle::fixed14});
     v.push_back({"小值域错误占比", small_count ? static_cast<double>(small_bad) / static_cast<double>(small_count) : 0.0,
                  small_count ? NumberStyle::fixed14 : NumberStyle::integer});
-    if (rel_ok.empty() || rel_max < 0) {
+    if (kept == 0 || rel_max < 0) {
       v.push_back({"相对误差最大值", 0.0, NumberStyle::integer});
     } else {
       v.push_back({"相对误差最大值", rel_max, f32_style});
     }
-    if (rel_ok.empty()) {
+    if (kept == 0) {
       v.push_back({"相对误差平均值", 0.0, NumberStyle::integer});
     } else {
-      double mean = e.float32_math ? ms::numpy_float32_mean(rel_ok) : ms::numpy_float64_mean(rel_ok);
+      double mean = e.float32_math ? ms::numpy_float32_mean(rel_ok.get(), kept) : ms::numpy_float64_mean(rel_ok.get(), kept);
       v.push_back({"相对误差平均值", mean, f32_style});
     }
     return v;
@@ -177,6 +178,77 @@ class BenchmarkStandard final : public MetricPlugin {
   }
 
  private:
+  // What one block adds to the row's totals (64-bit: as wide as the double lanes).
+  struct Totals {
+    std::int64_t small_count = 0, small_bad = 0, pos = 0, neg = 0;
+    double rel_max = -1.0;
+    bool rel_nan = false;
+  };
+  using BlockFn = void (*)(const double*, const double*, std::size_t, double, double, double, double*, double*,
+                           std::int64_t*, Totals&);
+
+  // metric_support::element_error with its dtype choices as constants: B's finiteness and B' (B
+  // rounded to D's numpy dtype: 误差均衡性) by D's numpy dtype K; AE/RE in float32 (F32Math) and
+  // the denominator in float32 (F32Denominator). float16 rounding is a library call (not
+  // vectorised); the other dtypes are casts.
+  template <FloatKind K>
+  static double rounded_to_numpy(double b) {
+    if constexpr (K == FloatKind::float32) return static_cast<double>(static_cast<float>(b));
+    else if constexpr (K == FloatKind::float16) return round_to_float16(b);
+    else return b;
+  }
+  template <FloatKind K>
+  static bool finite_in_numpy(double b) {
+    if constexpr (K == FloatKind::float32) return std::isfinite(static_cast<float>(b));
+    else if constexpr (K == FloatKind::float16) return std::isfinite(b) && std::fabs(b) < 65520.0;
+    else return std::isfinite(b);
+  }
+  template <FloatKind K, bool F32Math, bool F32Denominator>
+  ACCCHECK_SIMD_CLONES static void block(const double* bench, const double* device, std::size_t n, double eps, double sv,
+                                         double atol, double* squares, double* rel, std::int64_t* keep, Totals& t) {
+    std::int64_t small_count = 0, small_bad = 0, pos = 0, neg = 0, rel_nan = 0;
+    double rel_max = t.rel_max;
+#pragma omp simd reduction(+ : small_count, small_bad, pos, neg) reduction(| : rel_nan) reduction(max : rel_max)
+    for (std::size_t i = 0; i < n; ++i) {
+      const double b = bench[i], d = device[i];
+      const ms::AbsRelError x = ms::abs_rel_error(b, d, eps, F32Math, F32Denominator);
+      const bool finite = std::isfinite(d) & finite_in_numpy<K>(b);
+      const bool small = (std::fabs(b) <= sv) & finite;
+      small_count += small;
+      small_bad += small & (x.abs_err > atol);
+      const bool masked = small | !finite;
+      rel[i] = x.rel_err;
+      keep[i] = !masked;
+      rel_nan |= !masked & (x.rel_err != x.rel_err);
+      const double r = masked ? -1.0 : x.rel_err;
+      rel_max = r > rel_max ? r : rel_max;
+      const double a = masked ? 0.0 : x.abs_err;
+      squares[i] = F32Math ? static_cast<double>(static_cast<float>(a * a)) : a * a;
+      const double diff = d - rounded_to_numpy<K>(b);
+      pos += diff > 0;
+      neg += diff < 0;
+    }
+    t.small_count += small_count;
+    t.small_bad += small_bad;
+    t.pos += pos;
+    t.neg += neg;
+    t.rel_nan = t.rel_nan || rel_nan != 0;
+    t.rel_max = rel_max;
+  }
+  template <FloatKind K>
+  static BlockFn block_for(bool f32_math, bool f32_denominator) {
+    if (f32_math) return f32_denominator ? &block<K, true, true> : &block<K, true, false>;
+    return f32_denominator ? &block<K, false, true> : &block<K, false, false>;
+  }
+  static BlockFn block_function(const ms::ElementErrors& e) {
+    const bool f32_denominator = e.bench_kind != FloatKind::float64;
+    switch (e.numpy_kind) {
+      case FloatKind::float32: return block_for<FloatKind::float32>(e.float32_math, f32_denominator);
+      case FloatKind::float16: return block_for<FloatKind::float16>(e.float32_math, f32_denominator);
+      default: return block_for<FloatKind::float64>(e.float32_math, f32_denominator);  // float64, other: B as is
+    }
+  }
+
   static bool is_nan_text(std::string_view t) {
     while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
     return t == "nan" || t == "NaN" || t == "-nan";
