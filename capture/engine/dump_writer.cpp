@@ -195,6 +195,8 @@ void DumpWriter::run() {
   sigemptyset(&term);
   for (int sig : {SIGTERM, SIGHUP, SIGINT}) sigaddset(&term, sig);
   ::pthread_sigmask(SIG_BLOCK, &term, nullptr);
+  // Named, so that `top -H`, gdb and perf tell it from the program's own threads.
+  ::pthread_setname_np(::pthread_self(), "acccheck-writer");
   // Everything the writer runs (statistics read-back, .pt pickling) stays out of the dump.
   at::RecordFunctionGuard no_record(false);  // RecordFunction off on this thread
   std::vector<Item> batch;

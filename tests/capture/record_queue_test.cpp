@@ -84,7 +84,8 @@ TEST(RecordQueueFork, AnEmptyQueueOrAFinishedConsumerIsIdleAtOnce) {
 }
 
 // The producer does not wake the consumer per item, yet an item never waits long: a lone item is
-// taken when the consumer's linger ends, and a later one (after the consumer went to sleep) wakes it.
+// taken at the napping consumer's next look, and a later one (after the consumer went to sleep at
+// the end of a quiet spell) wakes it.
 TEST(RecordQueueBatching, ALoneItemIsDeliveredWithoutABatchAndALaterOneWakesASleepingConsumer) {
   RecordQueue<int> q(256, 1 << 20);
   std::atomic<int> got{0};
@@ -97,11 +98,40 @@ TEST(RecordQueueBatching, ALoneItemIsDeliveredWithoutABatchAndALaterOneWakesASle
   auto t0 = std::chrono::steady_clock::now();
   while (got.load() != 1 && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
   EXPECT_EQ(got.load(), 1);
-  std::this_thread::sleep_for(50ms);  // well past the linger: the consumer sleeps until woken
+  std::this_thread::sleep_for(100ms);  // well past the quiet spell: the consumer sleeps until woken
+  const std::size_t wakeups_before = q.consumer_wakeups();
   q.push(2, 0);
+  EXPECT_EQ(q.consumer_wakeups(), wakeups_before + 1);
   t0 = std::chrono::steady_clock::now();
   while (got.load() != 3 && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
   EXPECT_EQ(got.load(), 3);
+  q.close();
+  consumer.join();
+}
+
+// A steady stream of items (one every 20 µs for 0.1 s, faster than the consumer's quiet spell)
+// costs the producer no wake-up once the consumer is awake: it naps and looks.
+TEST(RecordQueueBatching, AProducerThatKeepsPushingNeverWakesTheConsumer) {
+  RecordQueue<int> q(1 << 16, 1 << 20);
+  std::atomic<long> got{0};
+  std::thread consumer([&] {
+    std::vector<int> batch;
+    while (q.pop_all(batch))
+      for (int item : batch) got += item;
+  });
+  q.push(1, 0);  // may wake the consumer, which may be asleep already
+  const std::size_t first = q.consumer_wakeups();
+  EXPECT_LE(first, 1u);
+  for (int i = 0; i < 5000; ++i) {
+    q.push(1, 0);
+    std::this_thread::sleep_for(20us);
+  }
+  // Zero here; a few allowed for a machine that stalls the producer past the quiet spell (the old
+  // wake-per-32-items rule made 156).
+  EXPECT_LE(q.consumer_wakeups(), first + 5);
+  auto t0 = std::chrono::steady_clock::now();
+  while (got.load() != 5001 && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(got.load(), 5001);
   q.close();
   consumer.join();
 }
