@@ -24,23 +24,6 @@ bool is_fp8(std::string_view d) {
   return k == FloatKind::float8_e4m3fn || k == FloatKind::float8_e5m2 || k == FloatKind::hifloat8;
 }
 
-double round_to_float32(double v) { return static_cast<double>(static_cast<float>(v)); }
-
-double round_to_float16(double v) {
-  if (std::isnan(v) || std::isinf(v) || v == 0.0) return v;
-  double a = std::fabs(v);
-  // Overflow threshold: halfway between 65504 and 65536 rounds to inf.
-  if (a >= 65520.0) return std::copysign(INFINITY, v);
-  int e = 0;
-  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-  // Spacing of float16 around a: 2^(e-11) for normals, 2^-24 for subnormals.
-  int exp_unit = std::max(e - 11, -24);
-  double unit = std::ldexp(1.0, exp_unit);
-  double q = a / unit;  // exact: a power-of-two scaling
-  double r = std::nearbyint(q);  // default rounding mode: ties to even
-  return std::copysign(r * unit, v);
-}
-
 double round_to_bfloat16(double v) {
   float f = static_cast<float>(v);
   if (std::isnan(f)) return v;

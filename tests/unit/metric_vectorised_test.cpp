@@ -158,3 +158,45 @@ TEST(VectorisedMetrics, BenchmarkStandardEqualsTheScalarDefinitionForEveryDtype)
       EXPECT_EQ(bits(got[k].value), bits(expected[k])) << got[k].column << ": " << got[k].value << " vs " << expected[k];
   }
 }
+
+// The ULP standard's three values by the scalar formula (precision-standards.md §5.4: eb =
+// max(floor(log2|B|), min_eb), 0 for B = 0; ULP = |D − B| · 2^(exponent_num − eb), in float32 for
+// float16/bfloat16 outputs), against the plugin's branch-free loop.
+TEST(VectorisedMetrics, UlpStandardEqualsTheScalarFormulaForEveryDtype) {
+  MetricPlugin& plugin = test::metric_plugin("ulp_compare");
+  for (const Pairing& p : kPairings) {
+    const FloatKind dk = float_kind(p.device_dtype);
+    if (dk == FloatKind::float64) continue;  // not a ULP-standard dtype
+    SCOPED_TRACE(std::string(p.device_dtype) + " vs " + p.bench_dtype);
+    const Row row = mixed_row(p, 14);
+    const OutputPair out = row.pair(p);
+    // standards.yaml, standards/ulp_compare.
+    const double min_eb = dk == FloatKind::float16 ? -14 : -126;
+    const double exponent_num = dk == FloatKind::float16 ? 10 : dk == FloatKind::bfloat16 ? 7 : 23;
+    const double threshold = dk == FloatKind::float32 ? 32 : 1;
+    const bool f32 = dk != FloatKind::float32;
+    const std::size_t n = row.bench.size();
+    std::vector<double> ulp(n);
+    double mx = -INFINITY;
+    bool nan = false;
+    std::size_t above = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double b = row.bench[i], d = row.device[i];
+      double eb = b == 0.0 ? 0.0 : std::floor(std::log2(std::fabs(b)));
+      eb = std::isnan(eb) || eb < min_eb ? min_eb : eb;
+      const double scale = std::isinf(eb) ? 0.0 : std::ldexp(1.0, static_cast<int>(exponent_num - eb));
+      ulp[i] = f32 ? std::fabs(round_to_float32(round_to_float32(round_to_float32(d) - round_to_float32(b)) * scale))
+                   : std::fabs((d - b) * scale);
+      nan = nan || std::isnan(ulp[i]);
+      if (ulp[i] > mx) mx = ulp[i];
+      above += ulp[i] > threshold;
+    }
+    const std::vector<double> expected = {nan ? std::nan("") : mx,
+                                          f32 ? ms::numpy_float32_mean(ulp) : ms::numpy_float64_mean(ulp),
+                                          static_cast<double>(above) / static_cast<double>(n)};
+    const std::vector<MetricValue> got = plugin.compute(out);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t k = 0; k < expected.size(); ++k)
+      EXPECT_EQ(bits(got[k].value), bits(expected[k])) << got[k].column << ": " << got[k].value << " vs " << expected[k];
+  }
+}

@@ -46,14 +46,14 @@ class UlpStandard final : public MetricPlugin {
       min_eb = settings_.number("min_eb", dtype);
       exponent_num = settings_.number("exponent_num", dtype);
       f32_math = float_kind(dtype) != FloatKind::float32;  // float16/bfloat16: computed in float32
-      if (!f32_math) fast = FastScale::of(min_eb, exponent_num);
+      fast = FastScale::of(min_eb, exponent_num);
     }
     BlockStats stats;
     auto fill = [&](std::size_t start, std::size_t count, double* ulp) {
       const double* b = out.bench + start;
       const double* d = out.device + start;
       if (fast) {
-        ulp_fast(b, d, count, *fast, threshold, ulp, stats);
+        (f32_math ? ulp_fast<true> : ulp_fast<false>)(b, d, count, *fast, threshold, ulp, stats);
         return;
       }
       if (fp8)
@@ -185,7 +185,7 @@ class UlpStandard final : public MetricPlugin {
     return std::fabs((d - b) * scale);
   }
 
-  // ulp_one for float32 outputs with no branches and no division, so that it vectorises
+  // ulp_one with no branches and no division, so that it vectorises
   // (acccheck/simd.hpp). 2^eb is b with its sign and mantissa cleared (a subnormal's is 0, below
   // any 2^min_eb), raised to 2^min_eb (to 2^max(0, min_eb) for ±0); the scale 2^(exponent_num − eb)
   // is then made from the exponent field alone — bits((exponent_num + 2046) << 52) − bits(2^eb) —
@@ -209,6 +209,9 @@ class UlpStandard final : public MetricPlugin {
   };
   // Also takes the block's maximum and count above `threshold` (as max_and_count_above), in the
   // same loop: a second loop per block of 128 spent more in its reductions than in the values.
+  // F32Math: float16/bfloat16 outputs, the difference and the product rounded to float32 as
+  // ulp_one rounds them.
+  template <bool F32Math>
   ACCCHECK_SIMD_CLONES static void ulp_fast(const double* bench, const double* device, std::size_t n, const FastScale& f,
                                             double threshold, double* ulp, BlockStats& s) {
     constexpr std::uint64_t kExponent = 0x7ff0000000000000ull;
@@ -226,7 +229,11 @@ class UlpStandard final : public MetricPlugin {
       const std::uint64_t scale_bits = eb == kExponent ? 0 : f.numerator_bits - eb;
       double scale;
       std::memcpy(&scale, &scale_bits, sizeof scale);
-      const double u = std::fabs((device[i] - b) * scale);
+      double u;
+      if constexpr (F32Math)
+        u = std::fabs(round_to_float32(round_to_float32(round_to_float32(device[i]) - round_to_float32(b)) * scale));
+      else
+        u = std::fabs((device[i] - b) * scale);
       ulp[i] = u;
       nan |= u != u;
       m = u > m ? u : m;
