@@ -15,7 +15,12 @@ if [ ! -f "$build/build.ninja" ]; then
     -DACCCHECK_WITH_TORCH=OFF -DACCCHECK_BUILD_TESTS=OFF -DACCCHECK_BUILD_BENCH=OFF \
     -DACCCHECK_FUZZ=ON -DACCCHECK_SANITIZE="address;undefined" >/dev/null
 fi
-cmake --build "$build" -j2 >/dev/null
+# Quiet when it builds; the compiler's or linker's last lines when it does not (never a silent stop).
+if ! build_log=$(cmake --build "$build" -j2 2>&1); then
+  echo "fuzz: building the harnesses in $build failed:" >&2
+  echo "$build_log" | tail -30 >&2
+  exit 1
+fi
 
 seeds_for() {
   case $1 in

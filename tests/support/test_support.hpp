@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,5 +63,13 @@ class MapRow final : public RowView {
   bool has_column(std::string_view column) const override;
   std::map<std::string, std::string, std::less<>> cells_;
 };
+
+// A double's bit pattern: equal patterns mean the same value, NaN payload and the sign of zero
+// included (for tests that require bit-for-bit results).
+inline std::uint64_t double_bits(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
 
 }  // namespace acccheck::test

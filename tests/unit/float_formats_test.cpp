@@ -39,12 +39,6 @@ double float16_by_frexp(double v) {
   return std::copysign(std::nearbyint(a / unit) * unit, v);
 }
 
-std::uint64_t bits_of(double v) {
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
 }  // namespace
 
 // Every float16 value, the midpoints between neighbours and the doubles just beside both (where
@@ -73,7 +67,7 @@ TEST(Float16, BitArithmeticEqualsTheFrexpReferenceEverywhere) {
   std::size_t checked = 0;
   for (double x : values)
     for (double v : {x, -x}) {
-      ASSERT_EQ(bits_of(round_to_float16(v)), bits_of(float16_by_frexp(v))) << std::hexfloat << v;
+      ASSERT_EQ(test::double_bits(round_to_float16(v)), test::double_bits(float16_by_frexp(v))) << std::hexfloat << v;
       ++checked;
     }
   EXPECT_GT(checked, 700000u);  // 63,488 float16 values and midpoints × 3 neighbours × 2 signs, and more

@@ -70,12 +70,6 @@ Row mixed_row(const Pairing& p, unsigned seed) {
   return r;
 }
 
-std::uint64_t bits(double v) {
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
 }  // namespace
 
 TEST(VectorisedMetrics, ElementErrorsEqualTheScalarFormulaForEveryDtype) {
@@ -87,9 +81,9 @@ TEST(VectorisedMetrics, ElementErrorsEqualTheScalarFormulaForEveryDtype) {
     ASSERT_EQ(e.abs_err.size(), row.bench.size());
     for (std::size_t i = 0; i < row.bench.size(); ++i) {
       const ms::ElementError x = ms::element_error(e, row.bench[i], row.device[i]);
-      ASSERT_EQ(bits(e.abs_bench[i]), bits(x.abs_bench)) << "element " << i;
-      ASSERT_EQ(bits(e.abs_err[i]), bits(x.abs_err)) << "element " << i;
-      ASSERT_EQ(bits(e.rel_err[i]), bits(x.rel_err)) << "element " << i;
+      ASSERT_EQ(test::double_bits(e.abs_bench[i]), test::double_bits(x.abs_bench)) << "element " << i;
+      ASSERT_EQ(test::double_bits(e.abs_err[i]), test::double_bits(x.abs_err)) << "element " << i;
+      ASSERT_EQ(test::double_bits(e.rel_err[i]), test::double_bits(x.rel_err)) << "element " << i;
       ASSERT_EQ(e.finite[i] != 0, x.finite) << "element " << i << ": b " << row.bench[i] << " d " << row.device[i];
     }
   }
@@ -155,7 +149,7 @@ TEST(VectorisedMetrics, BenchmarkStandardEqualsTheScalarDefinitionForEveryDtype)
     const std::vector<MetricValue> got = plugin.compute(out);
     ASSERT_EQ(got.size(), expected.size());
     for (std::size_t k = 0; k < expected.size(); ++k)
-      EXPECT_EQ(bits(got[k].value), bits(expected[k])) << got[k].column << ": " << got[k].value << " vs " << expected[k];
+      EXPECT_EQ(test::double_bits(got[k].value), test::double_bits(expected[k])) << got[k].column << ": " << got[k].value << " vs " << expected[k];
   }
 }
 
@@ -197,6 +191,6 @@ TEST(VectorisedMetrics, UlpStandardEqualsTheScalarFormulaForEveryDtype) {
     const std::vector<MetricValue> got = plugin.compute(out);
     ASSERT_EQ(got.size(), expected.size());
     for (std::size_t k = 0; k < expected.size(); ++k)
-      EXPECT_EQ(bits(got[k].value), bits(expected[k])) << got[k].column << ": " << got[k].value << " vs " << expected[k];
+      EXPECT_EQ(test::double_bits(got[k].value), test::double_bits(expected[k])) << got[k].column << ": " << got[k].value << " vs " << expected[k];
   }
 }

@@ -67,7 +67,7 @@ class BenchmarkStandard final : public MetricPlugin {
   }
 
   // One pass over the output (the default standard: most rows of a run come here), driven by
-  // numpy's pairwise summation of the squares (metric_support::pairwise_sum_*_of): 128 elements at
+  // numpy's pairwise summation of the squares (metric_support::pairwise_sum_of): 128 elements at
   // a time, the errors of metric_support::element_error, the masks and counts, the squares summed
   // straight from L1, and RE' over the unmasked elements appended in order (the one array numpy's
   // other mean needs). The per-element work is a branch-free loop built per numpy dtype of D, so
@@ -97,8 +97,8 @@ class BenchmarkStandard final : public MetricPlugin {
     double mse = std::nan("");
     if (n > 0)
       mse = e.float32_math
-                ? round_to_float32(static_cast<double>(ms::pairwise_sum_f32_of(0, n, fill)) / static_cast<double>(n))
-                : ms::pairwise_sum_f64_of(0, n, fill) / static_cast<double>(n);
+                ? round_to_float32(static_cast<double>(ms::pairwise_sum_of<float>(0, n, fill)) / static_cast<double>(n))
+                : ms::pairwise_sum_of<double>(0, n, fill) / static_cast<double>(n);
     double rel_max = t.rel_max;
     const std::size_t small_count = static_cast<std::size_t>(t.small_count), small_bad = static_cast<std::size_t>(t.small_bad);
     const long long pos = t.pos, neg = t.neg;

@@ -64,8 +64,8 @@ class UlpStandard final : public MetricPlugin {
     };
     double mean = std::nan("");
     if (n > 0)
-      mean = f32_math ? round_to_float32(static_cast<double>(ms::pairwise_sum_f32_of(0, n, fill)) / static_cast<double>(n))
-                      : ms::pairwise_sum_f64_of(0, n, fill) / static_cast<double>(n);
+      mean = f32_math ? round_to_float32(static_cast<double>(ms::pairwise_sum_of<float>(0, n, fill)) / static_cast<double>(n))
+                      : ms::pairwise_sum_of<double>(0, n, fill) / static_cast<double>(n);
     const double mx = n == 0 || stats.nan ? std::nan("") : stats.max;
     NumberStyle style = f32_math ? NumberStyle::float32_repr : NumberStyle::fixed14;
     double share = n ? static_cast<double>(stats.above) / static_cast<double>(n) : std::nan("");

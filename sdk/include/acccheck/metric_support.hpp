@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "acccheck/float_formats.hpp"
@@ -90,37 +91,28 @@ double numpy_float64_mean(const double* values, std::size_t n);
 double numpy_block_sum_f64(const double* values, std::size_t n);
 float numpy_block_sum_f32(const double* values, std::size_t n);
 
-// The pairwise sum numpy_float64_mean (float32: numpy_float32_mean) takes of n values, for values
-// that are computed rather than stored: `fill(start, count, out)` writes values start … start +
-// count − 1 into out (count ≤ 128), once each, in order. The same blocks and additions as over a
-// stored array, so the same sum — without an n-element buffer and the passes over it.
-template <typename Fill>
-double pairwise_sum_f64_of(std::size_t start, std::size_t n, Fill& fill) {
+// The pairwise sum numpy_float64_mean (Sum = double) or numpy_float32_mean (Sum = float) takes of
+// n values, for values that are computed rather than stored: `fill(start, count, out)` writes
+// values start … start + count − 1 into out (count ≤ 128), once each, in order. The same blocks and
+// additions as over a stored array, so the same sum — without an n-element buffer and the passes
+// over it.
+template <typename Sum, typename Fill>
+Sum pairwise_sum_of(std::size_t start, std::size_t n, Fill& fill) {
+  static_assert(std::is_same_v<Sum, double> || std::is_same_v<Sum, float>);
   if (n <= 128) {
     double block[128];
     fill(start, n, block);
-    if (n >= 8) return numpy_block_sum_f64(block, n);
-    double res = 0.;
-    for (std::size_t i = 0; i < n; ++i) res += block[i];
+    if (n >= 8) {
+      if constexpr (std::is_same_v<Sum, float>) return numpy_block_sum_f32(block, n);
+      else return numpy_block_sum_f64(block, n);
+    }
+    Sum res = 0;
+    for (std::size_t i = 0; i < n; ++i) res += static_cast<Sum>(block[i]);
     return res;
   }
   std::size_t n2 = n / 2;
   n2 -= n2 % 8;
-  return pairwise_sum_f64_of(start, n2, fill) + pairwise_sum_f64_of(start + n2, n - n2, fill);
-}
-template <typename Fill>
-float pairwise_sum_f32_of(std::size_t start, std::size_t n, Fill& fill) {
-  if (n <= 128) {
-    double block[128];
-    fill(start, n, block);
-    if (n >= 8) return numpy_block_sum_f32(block, n);
-    float res = 0.f;
-    for (std::size_t i = 0; i < n; ++i) res += static_cast<float>(block[i]);
-    return res;
-  }
-  std::size_t n2 = n / 2;
-  n2 -= n2 % 8;
-  return pairwise_sum_f32_of(start, n2, fill) + pairwise_sum_f32_of(start + n2, n - n2, fill);
+  return pairwise_sum_of<Sum>(start, n2, fill) + pairwise_sum_of<Sum>(start + n2, n - n2, fill);
 }
 
 // The three rates of the absolute-threshold family (§5.1, §5.6): inf/nan错误率 with tolerance
