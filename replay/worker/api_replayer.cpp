@@ -434,7 +434,8 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
   }
   phases.mark("widen");
   if (ctx.error_data_dir.empty()) {
-    // The comparison works on the widened copies: free every tensor first (peak memory).
+    // Free every tensor the comparison does not read before it runs (peak memory): it reads the
+    // widened copies, and the contiguous float64 results in place (their values keep them).
     base.clear();
     bench = Side{};
     device = Side{};

@@ -7,7 +7,10 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include <charconv>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,10 +19,13 @@
 
 namespace acccheck::detail {
 
-// Real dumps contain bare NaN / Infinity / -Infinity (Python's json): accept them. Full-precision
-// number parsing so "0.1" is the correctly rounded double.
+// Real dumps contain bare NaN / Infinity / -Infinity (Python's json): accept them. Numbers are
+// handed over as text (RapidJSON still checks their syntax and refuses the ones too big for a
+// double) and converted by std::from_chars, correctly rounded ("0.1" is the nearest double):
+// RapidJSON 1.1's own full-precision strtod has undefined behaviour on a long zero significand
+// ("0.000…0", clz(0) and a negative shift; found by fuzz_run_ut_dump, fuzz/README.md).
 // Iterative: the recursive parser overflowed the stack at 10,000 nesting levels (SIGSEGV).
-constexpr unsigned kDumpParseFlags = rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag |
+constexpr unsigned kDumpParseFlags = rapidjson::kParseNanAndInfFlag | rapidjson::kParseNumbersAsStringsFlag |
                                      rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseIterativeFlag;
 // Deeper documents are refused (msprobe itself writes at most 400 levels of containers).
 constexpr std::size_t kMaxJsonDepth = 512;
@@ -42,6 +48,27 @@ class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonB
   bool Int64(int64_t i) { return value(Json::integer(i)); }
   bool Uint64(uint64_t u) { return value(Json::number(static_cast<double>(u))); }
   bool Double(double d) { return value(Json::number(d)); }
+  // A number's text (kParseNumbersAsStringsFlag), as RapidJSON's own conversion would type it: an
+  // integer when it fits int64 and is negative or below 2^32, else a double (RapidJSON's Uint64
+  // event, kept as a double here, and integers beyond 64 bits); NaN / ±Infinity; a value below the
+  // smallest subnormal is ±0 (from_chars reports it out of range; RapidJSON made it 0).
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    const char* end = s + n;
+    const std::string_view text(s, n);
+    if (text == "NaN" || text == "-NaN") return value(Json::number(std::numeric_limits<double>::quiet_NaN()));
+    if (text == "Infinity") return value(Json::number(std::numeric_limits<double>::infinity()));
+    if (text == "-Infinity") return value(Json::number(-std::numeric_limits<double>::infinity()));
+    if (text.find_first_of(".eE") == std::string_view::npos) {
+      std::int64_t i = 0;
+      auto [p, ec] = std::from_chars(s, end, i);
+      if (ec == std::errc() && p == end && (i < 0 || i <= 0xFFFFFFFFll)) return value(Json::integer(i));
+    }
+    double d = 0;
+    auto [p, ec] = std::from_chars(s, end, d);
+    if (ec == std::errc::result_out_of_range) d = text.front() == '-' ? -0.0 : 0.0;  // RapidJSON refused overflow
+    else if (ec != std::errc() || p != end) return false;
+    return value(Json::number(d));
+  }
   bool String(const char* s, rapidjson::SizeType n, bool) { return value(Json::string(std::string(s, n))); }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
     keys_.emplace_back(s, n);

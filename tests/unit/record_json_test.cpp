@@ -3,6 +3,9 @@
 #include <acccheck/record.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
 
 #include "support/test_support.hpp"
 
@@ -110,6 +113,32 @@ TEST(DumpJson, MalformedInputsFailWithOneClearLine) {
             "<file>: entry 'Torch.sum.0.forward': field 'input_args[0].Max': expected a number, true/false or null");
   EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0.forward": {"input_args": 3}}})"),
             "<file>: entry 'Torch.sum.0.forward': field 'input_args': expected a list");
+}
+
+// Numbers are converted by std::from_chars (json_builder.hpp), typed as RapidJSON typed them.
+TEST(DumpJson, NumbersAreCorrectlyRoundedAndTypedAsBefore) {
+  auto one = [](const std::string& text) { return parse_json("[" + text + "]", "numbers").items().front(); };
+  EXPECT_EQ(one("0.1").as_double(), 0.1);
+  EXPECT_EQ(one("1.9947922229766846").as_double(), 1.9947922229766846);
+  EXPECT_EQ(one("2.2250738585072014e-308").as_double(), 2.2250738585072014e-308);
+  EXPECT_EQ(one("5e-324").as_double(), 5e-324);  // the smallest subnormal
+  EXPECT_EQ(one("123456789012345678901234567890").as_double(), 1.2345678901234568e29);
+  EXPECT_TRUE(one("4294967295").is_integer());  // RapidJSON's Uint: an integer
+  EXPECT_EQ(one("4294967295").as_int(), 4294967295);
+  EXPECT_FALSE(one("4294967296").is_integer());  // its Uint64 event: a double
+  EXPECT_EQ(one("4294967296").as_double(), 4294967296.0);
+  EXPECT_EQ(one("-9223372036854775808").as_int(), std::numeric_limits<std::int64_t>::min());
+  EXPECT_FALSE(one("-9223372036854775809").is_integer());
+  EXPECT_TRUE(one("-0").is_integer());
+  EXPECT_TRUE(std::signbit(one("-0.0").as_double()));
+  EXPECT_EQ(one("1e-400").as_double(), 0.0);  // below the subnormals: 0, with its sign
+  EXPECT_TRUE(std::signbit(one("-1e-400").as_double()));
+  EXPECT_TRUE(std::isnan(one("NaN").as_double()));
+  EXPECT_EQ(one("-Infinity").as_double(), -INFINITY);
+  // A long zero significand: RapidJSON 1.1's full-precision strtod had undefined behaviour here.
+  EXPECT_EQ(one("0." + std::string(120, '0')).as_double(), 0.0);
+  EXPECT_EQ(one("0." + std::string(120, '0') + "1e100").as_double(), 1e-21);
+  EXPECT_THROW(parse_json("[1e309]", "numbers"), std::runtime_error);  // too big: refused, as before
 }
 
 TEST(DumpJson, MissingFileNamesTheFile) {

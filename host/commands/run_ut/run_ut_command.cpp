@@ -344,7 +344,9 @@ int run_run_ut(const po::variables_map& vm) {
                                                 !job.backward_json.empty()));
             }
             if (!o.reply) std::cerr << "\n" << me << ": " << job.api << ": " << o.failure << "; worker replaced\n";
-            seconds[o.job] = o.seconds;
+            // The worker's own clock where it replied: the host reads replies in bursts (it naps
+            // between looks at the pipes), so its clock is that of the burst, not of the API.
+            seconds[o.job] = o.reply && rows.worker_seconds > 0 ? rows.worker_seconds : o.seconds;
             ready.emplace(o.job, std::move(rows));
             flush_in_order();
           });
