@@ -121,9 +121,14 @@ void torch_random_u32(at::Generator& generator, std::uint32_t* out, std::size_t 
   with_engine(generator, [&](at::mt19937_data_pod& d) { draw(d, out, count); });
 }
 
-at::Tensor torch_rand(c10::IntArrayRef shape, at::Generator& generator, c10::ScalarType dtype) {
-  if (dtype != c10::kFloat && dtype != c10::kDouble && dtype != c10::kHalf && dtype != c10::kBFloat16)
-    return at::rand(shape, generator, at::TensorOptions().dtype(dtype));
+namespace {
+
+// The numbers of at::rand, block by block; with `affine` (float32 / float64 only) each block is
+// scaled as it is made, while it is in L1: x · scale + low.
+struct Affine {
+  double low, scale;
+};
+at::Tensor draw_rand(c10::IntArrayRef shape, at::Generator& generator, c10::ScalarType dtype, const Affine* affine) {
   at::Tensor t = at::empty(shape, at::TensorOptions().dtype(dtype));
   const auto n = static_cast<std::size_t>(t.numel());
   with_engine(generator, [&](at::mt19937_data_pod& d) {
@@ -133,8 +138,16 @@ at::Tensor torch_rand(c10::IntArrayRef shape, at::Generator& generator, c10::Sca
       const std::size_t m = std::min(per, n - done);
       draw(d, r, dtype == c10::kDouble ? 2 * m : m);
       switch (dtype) {
-        case c10::kFloat: to_float(r, t.data_ptr<float>() + done, m); break;
-        case c10::kDouble: to_double(r, t.data_ptr<double>() + done, m); break;
+        case c10::kFloat:
+          to_float(r, t.data_ptr<float>() + done, m);
+          if (affine)
+            scale_in_place(t.data_ptr<float>() + done, m, static_cast<float>(affine->scale),
+                           static_cast<float>(affine->low));
+          break;
+        case c10::kDouble:
+          to_double(r, t.data_ptr<double>() + done, m);
+          if (affine) scale_in_place(t.data_ptr<double>() + done, m, affine->scale, affine->low);
+          break;
         case c10::kHalf: to_narrow(r, t.data_ptr<c10::Half>() + done, m, 11); break;
         default: to_narrow(r, t.data_ptr<c10::BFloat16>() + done, m, 8); break;
       }
@@ -144,17 +157,24 @@ at::Tensor torch_rand(c10::IntArrayRef shape, at::Generator& generator, c10::Sca
   return t;
 }
 
+bool drawn_here(c10::ScalarType dtype) {
+  return dtype == c10::kFloat || dtype == c10::kDouble || dtype == c10::kHalf || dtype == c10::kBFloat16;
+}
+
+}  // namespace
+
+at::Tensor torch_rand(c10::IntArrayRef shape, at::Generator& generator, c10::ScalarType dtype) {
+  if (!drawn_here(dtype)) return at::rand(shape, generator, at::TensorOptions().dtype(dtype));
+  return draw_rand(shape, generator, dtype, nullptr);
+}
+
 at::Tensor torch_uniform(c10::IntArrayRef shape, at::Generator& generator, c10::ScalarType dtype, double low,
                          double scale) {
-  at::Tensor t = torch_rand(shape, generator, dtype);
-  const auto n = static_cast<std::size_t>(t.numel());
-  if (dtype == c10::kFloat)
-    scale_in_place(t.data_ptr<float>(), n, static_cast<float>(scale), static_cast<float>(low));
-  else if (dtype == c10::kDouble)
-    scale_in_place(t.data_ptr<double>(), n, scale, low);
-  else
-    t.mul_(scale).add_(low);
-  return t;
+  if (dtype == c10::kFloat || dtype == c10::kDouble) {
+    const Affine affine{low, scale};
+    return draw_rand(shape, generator, dtype, &affine);
+  }
+  return torch_rand(shape, generator, dtype).mul_(scale).add_(low);
 }
 
 }  // namespace acccheck::replay

@@ -106,23 +106,6 @@ ElementErrors element_error_setup(const OutputPair& out) {
 
 namespace {
 
-// B rounded to D's numpy dtype K, and whether it is finite there (element_error's switch, with K
-// a constant so that the loops below vectorise; float16's rounding stays a call).
-template <FloatKind K>
-inline double rounded_to(double b) {
-  if constexpr (K == FloatKind::float32) return static_cast<double>(static_cast<float>(b));
-  else if constexpr (K == FloatKind::float16) return round_to_float16(b);
-  else if constexpr (K == FloatKind::bfloat16) return round_to_bfloat16(b);
-  else return b;
-}
-template <FloatKind K>
-inline bool finite_in(double b) {
-  if constexpr (K == FloatKind::float32) return std::isfinite(static_cast<float>(b));
-  else if constexpr (K == FloatKind::float16) return std::fabs(b) < 65520.0;  // false for NaN and inf: no branch
-  else if constexpr (K == FloatKind::bfloat16) return std::isfinite(round_to_bfloat16(b));
-  else return std::isfinite(b);
-}
-
 template <FloatKind K, bool F32Math, bool F32Denominator>
 ACCCHECK_SIMD_CLONES void fill_element_errors(const double* bench, const double* device, std::size_t n, double eps,
                                               double* abs_bench, double* abs_err, double* rel_err, char* finite) {
@@ -133,7 +116,7 @@ ACCCHECK_SIMD_CLONES void fill_element_errors(const double* bench, const double*
     abs_bench[i] = std::fabs(b);
     abs_err[i] = x.abs_err;
     rel_err[i] = x.rel_err;
-    finite[i] = static_cast<char>(std::isfinite(d) & finite_in<K>(b));
+    finite[i] = static_cast<char>(finite_in_numpy<FloatKind::float64>(d) & finite_in_numpy<K>(b));
   }
 }
 
@@ -150,7 +133,7 @@ ACCCHECK_SIMD_CLONES std::int64_t balance(const double* bench, const double* dev
   std::int64_t pos = 0, neg = 0;
 #pragma omp simd reduction(+ : pos, neg)
   for (std::size_t i = 0; i < n; ++i) {
-    const double diff = device[i] - rounded_to<K>(bench[i]);
+    const double diff = device[i] - rounded_to_numpy<K>(bench[i]);
     pos += diff > 0;
     neg += diff < 0;
   }

@@ -188,22 +188,9 @@ class BenchmarkStandard final : public MetricPlugin {
   using BlockFn = void (*)(const double*, const double*, std::size_t, double, double, double, double*, double*,
                            std::int64_t*, Totals&);
 
-  // metric_support::element_error with its dtype choices as constants: B's finiteness and B' (B
-  // rounded to D's numpy dtype: 误差均衡性) by D's numpy dtype K; AE/RE in float32 (F32Math) and
-  // the denominator in float32 (F32Denominator). float16 rounding is a library call (not
-  // vectorised); the other dtypes are casts.
-  template <FloatKind K>
-  static double rounded_to_numpy(double b) {
-    if constexpr (K == FloatKind::float32) return static_cast<double>(static_cast<float>(b));
-    else if constexpr (K == FloatKind::float16) return round_to_float16(b);
-    else return b;
-  }
-  template <FloatKind K>
-  static bool finite_in_numpy(double b) {
-    if constexpr (K == FloatKind::float32) return std::fabs(static_cast<float>(b)) <= std::numeric_limits<float>::max();
-    else if constexpr (K == FloatKind::float16) return std::fabs(b) < 65520.0;  // false for NaN and inf: no branch
-    else return std::fabs(b) <= std::numeric_limits<double>::max();
-  }
+  // metric_support::element_error with its dtype choices as constants (metric_support's
+  // finite_in_numpy / rounded_to_numpy for D's numpy dtype K); AE/RE in float32 (F32Math) and the
+  // denominator in float32 (F32Denominator).
   template <FloatKind K, bool F32Math, bool F32Denominator>
   ACCCHECK_SIMD_CLONES static void block(const double* bench, const double* device, std::size_t n, double eps, double sv,
                                          double atol, double* squares, double* rel, std::int64_t* keep, Totals& t) {
@@ -213,9 +200,7 @@ class BenchmarkStandard final : public MetricPlugin {
     for (std::size_t i = 0; i < n; ++i) {
       const double b = bench[i], d = device[i];
       const ms::AbsRelError x = ms::abs_rel_error(b, d, eps, F32Math, F32Denominator);
-      // fabs(x) ≤ max, not std::isfinite: false for NaN and inf alike, and GCC if-converts it
-      // (std::isfinite left control flow in the loop on targets without AVX-512: no vectorising).
-      const bool finite = (std::fabs(d) <= std::numeric_limits<double>::max()) & finite_in_numpy<K>(b);
+      const bool finite = ms::finite_in_numpy<FloatKind::float64>(d) & ms::finite_in_numpy<K>(b);
       const bool small = (std::fabs(b) <= sv) & finite;
       small_count += small;
       small_bad += small & (x.abs_err > atol);
@@ -227,7 +212,7 @@ class BenchmarkStandard final : public MetricPlugin {
       rel_max = r > rel_max ? r : rel_max;
       const double a = masked ? 0.0 : x.abs_err;
       squares[i] = F32Math ? static_cast<double>(static_cast<float>(a * a)) : a * a;
-      const double diff = d - rounded_to_numpy<K>(b);
+      const double diff = d - ms::rounded_to_numpy<K>(b);
       pos += diff > 0;
       neg += diff < 0;
     }

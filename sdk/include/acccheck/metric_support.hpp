@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,25 @@ inline AbsRelError abs_rel_error(double b, double d, double eps, bool float32_ma
   const double abs_err = std::fabs(float32_math ? f32(diff) : diff);
   const double denom = float32_denominator ? f32(std::fabs(b) + eps) : std::fabs(b) + eps;
   return {abs_err, float32_math ? f32(abs_err / denom) : abs_err / denom};
+}
+
+// B rounded to D's numpy dtype K (误差均衡性's B'), and whether B is finite there — element_error's
+// switch with K a constant, for loops that vectorise. Finiteness is fabs(x) <= max, not
+// std::isfinite: the same answer, and GCC if-converts it (std::isfinite left control flow in the
+// loops on targets without AVX-512). float16's rounding is branch-free bit arithmetic.
+template <FloatKind K>
+inline double rounded_to_numpy(double b) {
+  if constexpr (K == FloatKind::float32) return round_to_float32(b);
+  else if constexpr (K == FloatKind::float16) return round_to_float16(b);
+  else if constexpr (K == FloatKind::bfloat16) return round_to_bfloat16(b);
+  else return b;
+}
+template <FloatKind K>
+inline bool finite_in_numpy(double b) {
+  if constexpr (K == FloatKind::float32) return std::fabs(static_cast<float>(b)) <= std::numeric_limits<float>::max();
+  else if constexpr (K == FloatKind::float16) return std::fabs(b) < 65520.0;  // false for NaN and inf
+  else if constexpr (K == FloatKind::bfloat16) return std::fabs(round_to_bfloat16(b)) <= std::numeric_limits<double>::max();
+  else return std::fabs(b) <= std::numeric_limits<double>::max();
 }
 
 // Inline: it runs once per element of every output (millions per API).
