@@ -13,6 +13,7 @@
 #include <functional>
 
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "input_generator.hpp"
@@ -20,6 +21,8 @@
 #include "tensor_values.hpp"
 
 namespace acccheck::replay {
+
+ApiResult finish_comparison(PendingComparison& p, const MetricContext& metrics);
 
 namespace {
 
@@ -48,6 +51,8 @@ struct PhaseClock {
   void mark(const char* phase) {
     if (!enabled()) return;
     auto now = std::chrono::steady_clock::now();
+    static std::mutex m;  // the comparison thread marks "compare" while the job thread marks the rest
+    std::lock_guard<std::mutex> lock(m);
     totals()[phase] += std::chrono::duration<double>(now - last).count();
     last = now;
   }
@@ -248,7 +253,7 @@ void save_tensors(const std::string& stem, const std::vector<IValue>& values, co
   for (const auto& v : values) walk(v);
 }
 
-ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayContext& ctx, bool plan_only) {
+ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayContext& ctx, bool plan_only) {
   const std::string short_api = short_api_name(fwd_in.api);
   ApiRecord fwd = fwd_in;
   // run-ut.md §3.1: cross_entropy targets must be non-negative.
@@ -325,7 +330,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
   if (plan_only) {
     ApiResult ok;
     ok.api = fwd.api;
-    return ok;
+    return ReplayedApi::finished(std::move(ok));
   }
 
   // The two sides' inputs.
@@ -386,12 +391,17 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
   device.results = std::move(device_stack);
   phases.mark("fwd_ops");
 
-  ApiOutputs out;
+  // With -save_error_data the comparison must run here: it decides which tensors to save.
+  const bool defer = ctx.error_data_dir.empty();
+  auto pending = std::make_shared<PendingComparison>();
+  pending->api = fwd.api;
+  DeferredWidening* widening = defer ? &pending->widening : nullptr;
+  ApiOutputs& out = pending->outputs;
   out.api = fwd.api;
   auto cpu = [](const at::Tensor& t) { return t; };
   auto dev_to_cpu = [&](const at::Tensor& t) { return ctx.device->to_cpu(t); };
-  out.bench = output_value_of(results_value(bench.results), cpu);
-  out.device = output_value_of(results_value(device.results), dev_to_cpu);
+  out.bench = output_value_of(results_value(bench.results), cpu, widening);
+  out.device = output_value_of(results_value(device.results), dev_to_cpu, widening);
   phases.mark("widen");
 
   // Backward (run-ut.md §5).
@@ -425,7 +435,7 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
         auto grad_of = [&](const at::Tensor& t, bool on_device) {
           at::Tensor g = t.defined() && t.requires_grad() ? t.grad() : at::Tensor();
           if (!g.defined()) return OutputValue::none();
-          return on_device ? output_value_of(IValue(g), dev_to_cpu) : output_value_of(IValue(g), cpu);
+          return on_device ? output_value_of(IValue(g), dev_to_cpu, widening) : output_value_of(IValue(g), cpu, widening);
         };
         out.bench_grads.push_back(grad_of(bench.inputs[i], false));
         out.device_grads.push_back(grad_of(device.inputs[i], true));
@@ -444,9 +454,9 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
     call.stack.clear();
   }
   phases.mark("free");
-  ApiResult result = compare_api(out, ctx.metrics);
-  phases.mark("compare");
-  result.operator_seconds = op_seconds;
+  pending->operator_seconds = op_seconds;
+  if (defer) return ReplayedApi::comparison_due(std::move(pending));
+  ApiResult result = finish_comparison(*pending, ctx.metrics);
   bool failed = result.forward_status != "pass" || (result.backward_status != "pass" && result.backward_status != " ");
   if (!ctx.error_data_dir.empty() && failed) {
     const std::string stem = ctx.error_data_dir + "/" + fwd.api;
@@ -466,19 +476,63 @@ ApiResult replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCont
       save_tensors(stem + ".backward.output.device", grads_device, ctx.device);
     }
   }
-  return result;
+  return ReplayedApi::finished(std::move(result));
 }
 
 }  // namespace
 
-ApiResult replay_api(const ApiRecord& forward, const ApiRecord* backward, const ReplayContext& ctx, bool plan_only) {
+ReplayedApi replay_api_until_comparison(const ApiRecord& forward, const ApiRecord* backward, const ReplayContext& ctx,
+                                        bool plan_only) {
   try {
     return replay(forward, backward, ctx, plan_only);
   } catch (const c10::Error& e) {
-    return skip_api(forward.api, first_line(e.what_without_backtrace()));
+    return ReplayedApi::finished(skip_api(forward.api, first_line(e.what_without_backtrace())));
   } catch (const std::exception& e) {
-    return skip_api(forward.api, first_line(e.what()));
+    return ReplayedApi::finished(skip_api(forward.api, first_line(e.what())));
   }
+}
+
+ApiResult finish_comparison(PendingComparison& p, const MetricContext& metrics) {
+  PhaseClock phases;
+  try {
+    p.widening.run();
+    ApiResult result = compare_api(p.outputs, metrics);
+    result.operator_seconds = p.operator_seconds;
+    phases.mark("compare");
+    return result;
+  } catch (const std::exception& e) {
+    return skip_api(p.api, first_line(e.what()));
+  }
+}
+
+namespace {
+std::size_t elements_of(const OutputValue& v) {
+  std::size_t n = v.data.size();
+  for (const auto& item : v.items) n += elements_of(item);
+  for (const auto& [name, member] : v.members) n += elements_of(member);
+  return n;
+}
+}  // namespace
+
+std::size_t ReplayedApi::comparison_elements() const {
+  if (!pending) return 0;
+  const ApiOutputs& o = pending->outputs;
+  std::size_t n = elements_of(o.bench) + elements_of(o.device);
+  for (const auto& g : o.bench_grads) n += elements_of(g);
+  for (const auto& g : o.device_grads) n += elements_of(g);
+  return n;
+}
+
+ApiResult ReplayedApi::finish(const MetricContext& metrics) {
+  if (!result) {
+    result = finish_comparison(*pending, metrics);
+    pending.reset();  // the outputs' memory goes now, on this thread
+  }
+  return *result;
+}
+
+ApiResult replay_api(const ApiRecord& forward, const ApiRecord* backward, const ReplayContext& ctx, bool plan_only) {
+  return replay_api_until_comparison(forward, backward, ctx, plan_only).finish(ctx.metrics);
 }
 
 }  // namespace acccheck::replay

@@ -1,6 +1,7 @@
 // acccheck-replay: the torch-linked worker that `acccheck run_ut` starts (posix_spawn) once per
 // worker slot. Protocol, one JSON object per line:
 //   host → worker: the configuration, then one job per API {"api", "forward", "backward"}
+//                  (+ "alone": true — run it with nothing else in flight, after a crash)
 //   worker → host: {"ready": true} or {"fatal": "..."}, then one reply per job
 //                  {"api", "result": [...], "details": [[...], ...], "seconds": s}
 // The worker keeps the protocol on its own descriptor and points stdout at stderr, so nothing a
@@ -16,11 +17,13 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include <acccheck/json.hpp>
 #include <acccheck/record.hpp>
 
 #include "api_replayer.hpp"
+#include "reply_stage.hpp"
 #include "config/yaml_settings.hpp"
 #include "plugin_host/plugin_registry.hpp"
 #include "standards/standards_setup.hpp"
@@ -160,35 +163,73 @@ int main() {
   ready.add("ready", Json::boolean(true));
   reply(ready);
 
+  // --overlap: a replayed API's comparison runs on the comparison thread while the next API's
+  // operators run here. "on" overlaps every API; "auto" (the host's choice where a core is spare)
+  // only those whose comparison reads enough elements to be worth a hand-over, and none so large
+  // that holding two APIs' outputs at once would cost much memory.
+  const std::string overlap = text(config, "overlap");
+  auto overlaps = [&](const replay::ReplayedApi& r) {
+    if (!r.pending || overlap.empty() || overlap == "off") return false;
+    if (overlap == "on") return true;
+    const std::size_t n = r.comparison_elements();
+    return n >= (std::size_t{1} << 14) && n <= (std::size_t{1} << 23);
+  };
+  replay::ReplyStage replies([](const std::string& line) {
+    std::fwrite(line.data(), 1, line.size(), g_protocol);
+    std::fflush(g_protocol);
+  });
+  // For tests: each comparison first waits this long, so that a crash lands while an API is being
+  // compared on the comparison thread (the case the host must untangle).
+  const char* delay_env = std::getenv("ACCCHECK_REPLAY_COMPARE_DELAY_MS");
+  const auto compare_delay = std::chrono::milliseconds(delay_env ? std::atoi(delay_env) : 0);
+  using Clock = std::chrono::steady_clock;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
-    auto start = std::chrono::steady_clock::now();
-    Json job;
+    auto start = Clock::now();
     std::string api;
-    replay::ApiResult result;
+    bool alone = false;
+    replay::ReplayedApi replayed;
     try {
-      job = parse_json(line, "job");
+      Json job = parse_json(line, "job");
       api = job.find("api")->as_string();
+      // After a crash the host cannot tell which of two overlapped APIs killed the worker: it sends
+      // both again "alone", run with nothing before or after them in flight.
+      const Json* a = job.find("alone");
+      alone = a && a->is_bool() && a->as_bool();
+      if (alone) replies.drain();
       ApiRecord fwd = record_from_json(api + ".forward", *job.find("forward"), "job");
       const Json* b = job.find("backward");
       std::optional<ApiRecord> bwd;
       if (b && !b->is_null()) bwd = record_from_json(api + ".backward", *b, "job");
       const Json* plan_only = job.find("plan_only");
-      result = replay::replay_api(fwd, bwd ? &*bwd : nullptr, ctx, plan_only && plan_only->is_bool() && plan_only->as_bool());
+      replayed = replay::replay_api_until_comparison(fwd, bwd ? &*bwd : nullptr, ctx,
+                                                     plan_only && plan_only->is_bool() && plan_only->as_bool());
     } catch (const std::exception& e) {
-      result = replay::skip_api(api, e.what());
+      replayed = replay::ReplayedApi::finished(replay::skip_api(api, e.what()));
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    Json out = Json::object();
-    out.add("api", Json::string(api));
-    out.add("result", row_json(result.result_fields()));
-    Json details = Json::array();
-    for (const auto& row : result.rows) details.push_back(row_json(row.cells));
-    out.add("details", details);
-    out.add("seconds", Json::number(seconds));
-    out.add("operator_seconds", Json::number(result.operator_seconds));
-    reply(out);
+    const double job_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const bool overlapped = !alone && overlaps(replayed);
+    auto make_line = [api, job_seconds, &ctx, compare_delay, replayed = std::move(replayed)]() mutable {
+      if (compare_delay.count() > 0) std::this_thread::sleep_for(compare_delay);
+      auto t0 = Clock::now();
+      replay::ApiResult result = replayed.finish(ctx.metrics);
+      replayed = {};
+      // The API's own time: its job here plus its comparison, wherever that ran.
+      double seconds = job_seconds + std::chrono::duration<double>(Clock::now() - t0).count();
+      Json out = Json::object();
+      out.add("api", Json::string(api));
+      out.add("result", row_json(result.result_fields()));
+      Json details = Json::array();
+      for (const auto& row : result.rows) details.push_back(row_json(row.cells));
+      out.add("details", details);
+      out.add("seconds", Json::number(seconds));
+      out.add("operator_seconds", Json::number(result.operator_seconds));
+      return to_json_text(out) + "\n";
+    };
+    replies.submit(std::move(make_line), overlapped);
+    if (alone) replies.drain();
   }
+  replies.drain();
   // End of the jobs: leave without running LibTorch's and the plugins' static destructors (67 ms
   // measured, which the host waited for at the end of every run); every reply is already written.
   std::fflush(nullptr);

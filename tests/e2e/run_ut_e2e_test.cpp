@@ -150,6 +150,52 @@ TEST_F(RunUt, ACrashOrAHangCostsOneApiAndTheRunGoesOn) {
   EXPECT_NE(r.err.find("Functional.gelu.0: crashed (SIGSEGV); worker replaced"), std::string::npos) << r.err;
 }
 
+// --overlap: each API's comparison on the worker's second thread while the next API's operators
+// run. The rows are those of a run without it, byte for byte.
+TEST_F(RunUt, OverlappedComparisonsGiveTheRowsOfInlineOnes) {
+  TempDir dir;
+  write_file(dir / "faults.yaml", "faults:\n  - {op: \"aten::relu\", direction: forward, kind: bias, magnitude: 0.01}\n");
+  for (const std::string& dump : {kTensorDump, kStatsDump}) {
+    std::map<std::string, std::string> details, results;
+    for (const char* mode : {"off", "on"}) {
+      fs::path out = dir / (std::string(mode) + fs::path(dump).parent_path().filename().string());
+      auto r = run_ut({"-api_info", dump, "--device", "npu-sim", "--device-config", dir / "faults.yaml", "-n", "1",
+                       "--overlap", mode, "-o", out});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      details[mode] = read_file(details_csv(out));
+      results[mode] = read_file(result_csv(out));
+    }
+    EXPECT_EQ(details["on"], details["off"]) << dump;
+    EXPECT_EQ(results["on"], results["off"]) << dump;
+    EXPECT_NE(results["on"].find("error"), std::string::npos) << dump;  // the planted bias is in both
+  }
+}
+
+// With overlap a worker may die while one API is compared and the next one's operators run: the
+// host runs both again alone, so the crash is still charged to the API that crashed, and only it.
+// Each comparison is made to take 300 ms, so gelu's operators crash while the API before it is
+// still being compared.
+TEST_F(RunUt, WithOverlapACrashIsStillChargedToTheApiThatCrashed) {
+  TempDir out;
+  write_file(out / "faults.yaml",
+             "faults:\n  - {op: \"aten::gelu\", kind: crash}\n  - {op: \"aten::mse_loss\", kind: hang}\n");
+  auto r = run_ut({"-api_info", kTensorDump, "--device", "npu-sim", "--device-config", out / "faults.yaml",
+                   "--timeout", "3", "-n", "1", "--overlap", "on", "-o", out / "o"},
+                  "ACCCHECK_REPLAY_COMPARE_DELAY_MS=300");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::vector<std::string>> by_api;
+  for (const auto& row : records(result_csv(out / "o"))) by_api[row[0]] = row;
+  ASSERT_EQ(by_api.size(), 15u);
+  EXPECT_EQ(by_api["Functional.gelu.0"], (std::vector<std::string>{"Functional.gelu.0", "error", "error", "crashed (SIGSEGV)"}));
+  EXPECT_EQ(by_api["Functional.mse_loss.0"],
+            (std::vector<std::string>{"Functional.mse_loss.0", "error", "error", "timed out after 3 s"}));
+  for (const auto& [api, row] : by_api)
+    if (api != "API name" && api != "Functional.gelu.0" && api != "Functional.mse_loss.0")
+      EXPECT_EQ(row[1], "pass") << api;  // the API compared while gelu's operators crashed included
+  EXPECT_NE(r.err.find("Functional.gelu.0: crashed (SIGSEGV); worker replaced"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("crashed (SIGSEGV)"), r.err.rfind("crashed (SIGSEGV)")) << r.err;  // reported once
+}
+
 TEST_F(RunUt, KilledMidwayThenResumedEqualsAnUninterruptedRun) {
   TempDir dir;
   auto clean = run_ut({"-api_info", kTensorDump, "--device", "npu-sim", "-o", dir / "clean"});

@@ -43,6 +43,9 @@ void add_run_ut_options(po::options_description& d) {
       ("timeout", po::value<int>()->default_value(60), "seconds one API may run before it is recorded as error")
       ("threads", po::value<long long>()->default_value(0),
        "intra-op (OpenMP/BLAS) threads per worker; 0: cores / workers (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS win)")
+      ("overlap", po::value<std::string>()->default_value("auto"),
+       "compare each API on a second thread of its worker while the next API's operators run: auto (where "
+       "workers x threads leave a core spare, for APIs large enough to gain), on (every API), off")
       ("bench", po::value<std::string>()->default_value("raised"),
        "benchmark precision: raised (fp16/bf16 -> fp32, fp32 -> fp64) or float64 (every float input)")
       ("csv-path", po::value<std::string>(), "resume from this accuracy_checking_result_<ts>.csv")
@@ -141,6 +144,11 @@ int run_run_ut(const po::variables_map& vm) {
   std::string bench = vm["bench"].as<std::string>();
   if (bench != "raised" && bench != "float64") {
     std::cerr << me << ": --bench: expected raised or float64, found '" << bench << "'\n";
+    return kExitUsage;
+  }
+  const std::string overlap = vm["overlap"].as<std::string>();
+  if (overlap != "auto" && overlap != "on" && overlap != "off") {
+    std::cerr << me << ": --overlap: expected auto, on or off, found '" << overlap << "'\n";
     return kExitUsage;
   }
   int workers = vm["num-splits"].as<int>();
@@ -253,8 +261,10 @@ int run_run_ut(const po::variables_map& vm) {
       return kExitOutput;
     }
   }
+  std::string worker_overlap = "off";  // what the workers are told, once their threads are known
   auto config_for = [&](std::size_t worker) {
     Json c = Json::object();
+    c.add("overlap", Json::string(worker_overlap));
     c.add("device", Json::string(vm["device"].as<std::string>()));
     c.add("device_config", Json::string(vm.count("device-config") ? absolute(vm["device-config"].as<std::string>()) : ""));
     Json d = Json::array();
@@ -316,6 +326,11 @@ int run_run_ut(const po::variables_map& vm) {
       unsigned threads = static_cast<unsigned>(vm["threads"].as<long long>());
       spec.threads_per_worker =
           threads ? threads : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n_workers));
+      // auto: only where the workers' operator threads leave a core for the comparison threads.
+      worker_overlap = overlap;
+      if (overlap == "auto" && n_workers * (spec.threads_per_worker + 1) > std::thread::hardware_concurrency())
+        worker_overlap = "off";
+      spec.overlap = worker_overlap != "off";
       try {
         pool.emplace(spec, n_workers);
         summary.set_startup(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -185,6 +186,15 @@ void WorkerPool::run(const std::vector<std::size_t>& jobs, const std::function<s
     double w = 2.0 * std::chrono::duration<double>(kNap).count() / mean_job_seconds;
     return std::clamp(static_cast<std::size_t>(w) + 1, kMinWindow, kMaxWindow);
   };
+  // Jobs to run with nothing else in flight in their worker (sent with "alone": true): after a
+  // crash of an overlapping worker, the two it may have been running (the one being compared and
+  // the next one's operators).
+  std::set<std::size_t> alone;
+  auto line_for = [&](std::size_t job) {
+    std::string line = job_line(job);
+    if (alone.count(job) && !line.empty() && line[0] == '{') line.insert(1, "\"alone\":true,");
+    return line;
+  };
   auto dispatch = [&](Worker& w) {
     if (!w.ready) return;
     const std::size_t limit = window();
@@ -193,7 +203,7 @@ void WorkerPool::run(const std::vector<std::size_t>& jobs, const std::function<s
       w.in_flight.push_back(queue.front());
       queue.pop_front();
       ++running;
-      write_line(w.to_worker, job_line(w.in_flight.back()));
+      write_line(w.to_worker, line_for(w.in_flight.back()));
     }
   };
   auto finish = [&](Worker& w, std::optional<std::string> reply, std::string failure) {
@@ -248,14 +258,22 @@ void WorkerPool::run(const std::vector<std::size_t>& jobs, const std::function<s
         }
       }
       if (!open) {
-        // The worker died: the API it was running is the one that killed it.
+        // The worker died: the API it was running is the one that killed it. With overlap that is
+        // one of the first two in flight; each runs again alone, and the one that dies alone is it.
         int status = 0;
         waitpid(w.pid, &status, 0);
         w.pid = -1;
         std::string why = WIFSIGNALED(status) ? "crashed (" + signal_name(WTERMSIG(status)) + ")"
                                               : "worker exited with status " + std::to_string(WEXITSTATUS(status));
         stop(w, false);
-        if (!w.in_flight.empty()) finish(w, std::nullopt, why);
+        if (!w.in_flight.empty()) {
+          const std::size_t front = w.in_flight.front();
+          if (!spec_.overlap || alone.count(front)) {
+            finish(w, std::nullopt, why);
+          } else {
+            for (std::size_t k = 0; k < std::min<std::size_t>(2, w.in_flight.size()); ++k) alone.insert(w.in_flight[k]);
+          }
+        }
         requeue_rest(w);
         start(w, i);
       } else if (!w.in_flight.empty() && Clock::now() - w.started >= spec_.timeout) {

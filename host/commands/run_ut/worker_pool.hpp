@@ -1,6 +1,7 @@
 // Worker processes for run_ut: one per slot, started by exec (posix_spawn — never fork a process
 // whose OpenMP pool has run, libtorch-notes.md), reused across APIs, replaced when one dies. A
-// worker that crashes (signal) or exceeds the time-out costs exactly the API it was running.
+// worker that crashes (signal) or exceeds the time-out costs exactly the API it was running (with
+// overlap, found by running the two APIs it may have been running again, each alone).
 #pragma once
 
 #include <sys/types.h>
@@ -23,6 +24,9 @@ struct WorkerSpec {
   // user set those variables: cores / workers, so -n N workers do not oversubscribe the machine
   // (OpenBLAS threads spin-wait; two workers with two threads each on two cores ran 1.4x, not 2x).
   unsigned threads_per_worker = 0;  // 0: leave the environment as it is
+  // The workers compare an API while the next one's operators run (run_ut --overlap): a crash may
+  // then belong to either of two APIs, and both are run again "alone" to tell which.
+  bool overlap = false;
 };
 
 // What came back for one job: the reply line, or why there is none.
