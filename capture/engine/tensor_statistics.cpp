@@ -8,7 +8,9 @@
 #include <c10/util/intrusive_ptr.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <memory>
 
 #include <acccheck/simd.hpp>
 
@@ -109,42 +111,94 @@ bool no_data(const at::Tensor& t) {
 
 double scalar_of(const at::Tensor& t) { return t.to(at::kDouble).item<double>(); }
 
-// The output of one call is often the input of the next (relu → addmm), and views cover the same
-// elements as their base (t, view, detach): statistics of the same elements, unchanged since, are
-// reused. Same elements: the same dtype, data pointer and element count, both dense without
-// overlap (so the element set is the whole range). A weak reference to the tensor the entry was
-// computed from keeps its storage — and so the data pointer — from being reused by another tensor
-// while the entry is alive; the version counter (shared by views) catches in-place changes.
+// The output of one call is often the input of the next (relu → addmm), views cover the same
+// elements as their base (t, view, detach), and a parameter updated by the optimizer is read by the
+// next forward pass: statistics of the same elements, unchanged since, are reused. Same elements:
+// the same dtype, data pointer and element count, both dense without overlap (so the element set
+// is the whole range). Unchanged: the same version of the same version counter — the tensor's root
+// (its base if it is a view: views share their base's counter) must be the one the statistics were
+// computed through. An alias with a counter of its own (`.data()`, `variable_data()`) writes
+// without moving the root's counter, so it never shares the root's entry, and since there is one
+// entry per data pointer, capturing the alias (an in-place call's input is captured before the call
+// writes) replaces the root's entry. A write no capture sees — through such an alias in a call that
+// is not an entry, or through data_ptr — goes unnoticed, as it does by autograd's own version
+// checks. A weak reference to the root keeps its memory (so the pointer compared) and its storage
+// from being reused while the entry lives.
 struct CachedStatistics {
-  c10::weak_intrusive_ptr<c10::TensorImpl> impl{c10::intrusive_ptr<c10::TensorImpl>()};
+  c10::weak_intrusive_ptr<c10::TensorImpl> root{c10::intrusive_ptr<c10::TensorImpl>()};
+  const c10::TensorImpl* root_ptr = nullptr;
   std::int64_t version = -1;
   const void* data = nullptr;
   std::int64_t numel = 0;
   at::ScalarType dtype = at::kFloat;
   Statistic max, min, mean, norm;
 };
-constexpr std::size_t kCacheSlots = 32;
-thread_local CachedStatistics t_cache[kCacheSlots];
-thread_local std::size_t t_cache_next = 0;
+// Entries are found by data pointer in a 4-way set-associative table (least recently used out),
+// big enough that a training step's parameters, gradients and optimizer buffers stay from one use
+// to the next (a 32-slot ring forgot a parameter's statistics before the next step's forward pass
+// read it). One table per thread that captures, on the heap (not in every thread's TLS block).
+constexpr std::size_t kWays = 4, kSets = 512;
+struct StatisticsCache {
+  CachedStatistics entries[kSets][kWays];
+  std::uint64_t last_use[kSets][kWays] = {};
+  std::uint64_t clock = 0;
+};
+thread_local std::unique_ptr<StatisticsCache> t_cache;
+
+StatisticsCache& cache() {
+  if (!t_cache) t_cache = std::make_unique<StatisticsCache>();
+  return *t_cache;
+}
+
+std::size_t set_of(const void* data) {
+  auto p = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
+  return static_cast<std::size_t>((p * 0x9E3779B97F4A7C15ull) >> 55) % kSets;  // Fibonacci hashing
+}
 
 bool cacheable(const at::Tensor& t) { return !t.is_inference() && t.is_non_overlapping_and_dense(); }
+
+const at::TensorBase& root_of(const at::Tensor& t) { return t.is_view() ? t._base() : t; }
 
 const CachedStatistics* cached(const at::Tensor& t) {
   if (!cacheable(t)) return nullptr;
   const void* data = t.data_ptr();
-  for (const auto& c : t_cache)
-    if (c.data == data && c.numel == t.numel() && c.dtype == t.scalar_type() && !c.impl.expired() &&
-        c.version == static_cast<std::int64_t>(t._version()))
+  StatisticsCache& k = cache();
+  const std::size_t set = set_of(data);
+  for (std::size_t w = 0; w < kWays; ++w) {
+    const CachedStatistics& c = k.entries[set][w];
+    if (c.data != data) continue;
+    if (c.numel == t.numel() && c.dtype == t.scalar_type() && !c.root.expired() &&
+        c.root_ptr == root_of(t).unsafeGetTensorImpl() && c.version == static_cast<std::int64_t>(t._version())) {
+      k.last_use[set][w] = ++k.clock;
       return &c;
+    }
+    return nullptr;  // one entry per data pointer
+  }
   return nullptr;
 }
 
+// The entry for these elements (whoever's they were: the newest capture supersedes), else the
+// set's least recently used.
 void remember(const at::Tensor& t, const TensorSpec& spec) {
   if (!cacheable(t)) return;
-  CachedStatistics& c = t_cache[t_cache_next++ % kCacheSlots];
-  c.impl = c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr());
+  StatisticsCache& k = cache();
+  const void* data = t.data_ptr();
+  const std::size_t set = set_of(data);
+  std::size_t way = 0;
+  for (std::size_t w = 0; w < kWays; ++w) {
+    if (k.entries[set][w].data == data) {
+      way = w;
+      break;
+    }
+    if (k.last_use[set][w] < k.last_use[set][way]) way = w;
+  }
+  k.last_use[set][way] = ++k.clock;
+  CachedStatistics& c = k.entries[set][way];
+  const at::TensorBase& root = root_of(t);
+  c.root = c10::weak_intrusive_ptr<c10::TensorImpl>(root.getIntrusivePtr());
+  c.root_ptr = root.unsafeGetTensorImpl();
   c.version = static_cast<std::int64_t>(t._version());
-  c.data = t.data_ptr();
+  c.data = data;
   c.numel = t.numel();
   c.dtype = t.scalar_type();
   c.max = spec.max;

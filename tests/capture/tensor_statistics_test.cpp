@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -98,4 +99,43 @@ TEST(TensorStatistics, ReusedOnlyWhileTheElementsAreUnchanged) {
     at::Tensor y = at::full({64}, static_cast<float>(i));
     ASSERT_EQ(stats_of(y).max.value, static_cast<double>(i));
   }
+}
+
+TEST(TensorStatistics, AnAliasWithAVersionCounterOfItsOwnIsNeverTakenForTheTensor) {
+  // variable_data() (`.data` in Python) shares the storage but not the version counter: a write
+  // through it leaves the tensor's version where it was. As in a dump, the in-place call's input
+  // (the alias) is captured before it writes and its output after.
+  at::Tensor p = at::ones({256});
+  EXPECT_EQ(stats_of(p).max.value, 1.0);
+  for (float expected : {2.0f, 3.0f}) {
+    at::Tensor alias = p.variable_data();
+    EXPECT_EQ(stats_of(alias).max.value, expected - 1) << "the call's input";
+    alias.add_(1.0f);
+    EXPECT_EQ(stats_of(alias).max.value, expected) << "its output";
+    EXPECT_EQ(stats_of(p).max.value, expected) << "p's version did not move, its elements did";
+  }
+  // The two counters are independent: equal numbers mean nothing across them.
+  at::Tensor q = at::ones({256});
+  EXPECT_EQ(stats_of(q).max.value, 1.0);
+  const auto captured_at = q._version();
+  q.add_(1.0f);  // not captured
+  at::Tensor alias = q.variable_data();  // a counter of its own, from 0
+  while (alias._version() < captured_at) alias.add_(0.0f);  // the same number, other elements
+  EXPECT_EQ(stats_of(alias).max.value, 2.0);
+}
+
+TEST(TensorStatistics, AParametersStatisticsOutliveAStepOfOtherTensors) {
+  // The optimizer's update of a parameter is remembered, and the next forward pass reads the same
+  // version: reused after a step's worth of other tensors. (Writing through data_ptr bumps no
+  // version, which shows whether the statistics were computed again.)
+  at::Tensor w = at::full({256, 256}, 1.0f);
+  EXPECT_EQ(stats_of(w).max.value, 1.0);
+  std::vector<at::Tensor> others;
+  for (int i = 0; i < 150; ++i) {
+    others.push_back(at::full({64, 64}, static_cast<float>(i)));
+    ASSERT_EQ(stats_of(others.back()).max.value, static_cast<double>(i));
+  }
+  w.data_ptr<float>()[0] = 7.0f;  // invisible to the version counter
+  EXPECT_EQ(stats_of(w).max.value, 1.0) << "recomputed: the statistics were forgotten";
+  EXPECT_EQ(stats_of(w.t()).max.value, 1.0) << "a view of it shares the entry";
 }
