@@ -42,7 +42,8 @@ void add_run_ut_options(po::options_description& d) {
       ("num-splits,n", po::value<int>()->default_value(1), "worker processes (msprobe: -n)")
       ("timeout", po::value<int>()->default_value(60), "seconds one API may run before it is recorded as error")
       ("threads", po::value<long long>()->default_value(0),
-       "intra-op (OpenMP/BLAS) threads per worker; 0: cores / workers (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS win)")
+       "intra-op (OpenMP/BLAS) threads per worker; 0: cores / workers, less one for the comparison thread where "
+       "that leaves one (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS win)")
       ("overlap", po::value<std::string>()->default_value("auto"),
        "compare each API on a second thread of its worker while the next API's operators run: auto (where "
        "workers x threads leave a core spare, for APIs large enough to gain), on (every API), off")
@@ -324,8 +325,11 @@ int run_run_ut(const po::variables_map& vm) {
       spec.config_line_for = config_for;
       spec.timeout = std::chrono::seconds(timeout);
       unsigned threads = static_cast<unsigned>(vm["threads"].as<long long>());
-      spec.threads_per_worker =
-          threads ? threads : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n_workers));
+      // Default: the worker's share of the cores, less one for its comparison thread where the share
+      // has one to spare and overlap is not off (on this 2-core VM, -n 1 with two operator threads
+      // ran the medium bench dump in 23 s, with one and the comparison beside it in 14 s).
+      const unsigned share = std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n_workers));
+      spec.threads_per_worker = threads ? threads : (overlap != "off" && share >= 2 ? share - 1 : share);
       // auto: only where the workers' operator threads leave a core for the comparison threads.
       worker_overlap = overlap;
       if (overlap == "auto" && n_workers * (spec.threads_per_worker + 1) > std::thread::hardware_concurrency())
