@@ -22,8 +22,6 @@
 
 namespace acccheck::replay {
 
-ApiResult finish_comparison(PendingComparison& p, const MetricContext& metrics);
-
 namespace {
 
 using c10::IValue;
@@ -251,6 +249,20 @@ void save_tensors(const std::string& stem, const std::vector<IValue>& values, co
     if (!ok) throw std::runtime_error(path + ": cannot write the error data");
   };
   for (const auto& v : values) walk(v);
+}
+
+// The comparison half of an API (no LibTorch operator call): every failure inside is its SKIP row.
+ApiResult finish_comparison(PendingComparison& p, const MetricContext& metrics) {
+  PhaseClock phases;
+  try {
+    p.widening.run();
+    ApiResult result = compare_api(p.outputs, metrics);
+    result.operator_seconds = p.operator_seconds;
+    phases.mark("compare");
+    return result;
+  } catch (const std::exception& e) {
+    return skip_api(p.api, first_line(e.what()));
+  }
 }
 
 ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayContext& ctx, bool plan_only) {
@@ -489,19 +501,6 @@ ReplayedApi replay_api_until_comparison(const ApiRecord& forward, const ApiRecor
     return ReplayedApi::finished(skip_api(forward.api, first_line(e.what_without_backtrace())));
   } catch (const std::exception& e) {
     return ReplayedApi::finished(skip_api(forward.api, first_line(e.what())));
-  }
-}
-
-ApiResult finish_comparison(PendingComparison& p, const MetricContext& metrics) {
-  PhaseClock phases;
-  try {
-    p.widening.run();
-    ApiResult result = compare_api(p.outputs, metrics);
-    result.operator_seconds = p.operator_seconds;
-    phases.mark("compare");
-    return result;
-  } catch (const std::exception& e) {
-    return skip_api(p.api, first_line(e.what()));
   }
 }
 

@@ -212,8 +212,7 @@ int main() {
     auto make_line = [api, job_seconds, &ctx, compare_delay, replayed = std::move(replayed)]() mutable {
       if (compare_delay.count() > 0) std::this_thread::sleep_for(compare_delay);
       auto t0 = Clock::now();
-      replay::ApiResult result = replayed.finish(ctx.metrics);
-      replayed = {};
+      replay::ApiResult result = replayed.finish(ctx.metrics);  // frees the API's outputs here
       // The API's own time: its job here plus its comparison, wherever that ran.
       double seconds = job_seconds + std::chrono::duration<double>(Clock::now() - t0).count();
       Json out = Json::object();
