@@ -35,14 +35,6 @@ namespace {
 
 // ---- operator classification, cached per dispatcher operator -----------------------------------
 
-struct OpInfo {
-  std::string op_name, overload;
-  bool kept = false;  // a hook plugin's category claims it
-  std::string api_name;
-  bool replayable = true;
-  std::vector<ArgSlot> args;
-};
-
 struct State {
   host::DumpOptions options;
   std::string rank_dir;
@@ -66,7 +58,7 @@ struct State {
   std::mutex mutex;  // guards everything below
   bool started = false;
   std::int64_t step = 0;
-  std::unordered_map<std::string, std::int64_t> counters;  // api name → next call number
+  std::vector<std::int64_t> counters;  // OpInfo::api_id → next call number
   enum class Scope { before, inside, after } scope = Scope::before;
   std::size_t category_calls = 0;     // category calls seen while started, in selected steps
   std::size_t filtered = 0;           // of those, left out by list / black_list / scope
@@ -88,6 +80,11 @@ std::mutex g_ops_mutex;  // constant-initialised
 std::unordered_map<std::string, std::unique_ptr<OpInfo>>& ops_table() {
   static auto* t = new std::unordered_map<std::string, std::unique_ptr<OpInfo>>;
   return *t;
+}
+// API name → OpInfo::api_id (the index of its call counter): overloads share their API's counter.
+std::unordered_map<std::string, std::size_t>& api_ids() {
+  static auto* ids = new std::unordered_map<std::string, std::size_t>;
+  return *ids;
 }
 
 struct ThreadState {
@@ -129,6 +126,7 @@ std::unique_ptr<OpInfo> classify(const at::RecordFunction& fn, const c10::Operat
     info->kept = true;
     info->api_name = d->api_name;
     info->replayable = d->replayable;
+    info->api_id = api_ids().emplace(info->api_name, api_ids().size()).first->second;
     break;
   }
   if (info->kept) {
@@ -197,7 +195,7 @@ void update_dumping(State& s) {
 void advance_step_locked(State& s) {
   s.writer->end_step(s.step);
   ++s.step;
-  s.counters.clear();
+  std::fill(s.counters.begin(), s.counters.end(), 0);
   s.scope = State::Scope::before;
   g_backward_seen.store(false);
   update_dumping(s);
@@ -216,35 +214,52 @@ bool exit_due(const State& s) {
 
 // ---- the backward half of an entry -----------------------------------------------------------------
 
+// The tool's own work on the calling thread (statistics of a 0-d tensor, a copy in tensor mode) is
+// not recorded: RecordFunction off while it runs. Switching is not free in LibTorch 1.13 (each
+// switch rebuilds the thread's active callbacks), so a thread where it is off already — inside an
+// entry's call or an autograd node, where the engine has switched nested calls off — is left as it is.
+class ToolWork {
+ public:
+  ToolWork() : was_on_(at::isRecordFunctionEnabled()) {
+    if (was_on_) at::enableRecordFunction(false);
+  }
+  ~ToolWork() {
+    if (was_on_) at::enableRecordFunction(true);
+  }
+  ToolWork(const ToolWork&) = delete;
+  ToolWork& operator=(const ToolWork&) = delete;
+
+ private:
+  bool was_on_;
+};
+
 class BackwardCapture final : public torch::autograd::FunctionPostHook {
  public:
-  BackwardCapture(const ApiRecord& forward, std::int64_t step) : api_(forward.api), step_(step) {}
+  BackwardCapture(const OpInfo* op, std::int64_t call, std::int64_t step) : op_(op), call_(call), step_(step) {}
 
   torch::autograd::variable_list operator()(const torch::autograd::variable_list& grad_inputs,
                                             const torch::autograd::variable_list& grad_outputs) override {
     if (!g_state || g_state->finished || g_state->writer->failed()) return grad_inputs;
-    at::RecordFunctionGuard off(false);
+    ToolWork off;
+    CapturedRecord c = DumpWriter::spare_record();
+    c.step = step_;
+    c.op = op_;
+    c.call = call_;
+    c.direction = Direction::backward;  // no acccheck_op: replay takes it from the forward
     try {
-      CapturedRecord c;
-      c.step = step_;
-      c.record.api = api_;
-      c.record.direction = Direction::backward;  // no acccheck_op: replay takes it from the forward
-      CaptureContext ctx(c, g_state->options.tensor_mode());
-      const std::string entry = ctx.saving() ? c.record.entry_name() : std::string();
-      auto name = [&](const char* part, std::size_t i) { return ctx.saving() ? entry + part + std::to_string(i) : std::string(); };
-      for (std::size_t i = 0; i < grad_outputs.size(); ++i)
-        c.record.grad_inputs.push_back(encode_tensor(grad_outputs[i], ctx, name(".input.", i)));
-      for (std::size_t i = 0; i < grad_inputs.size(); ++i)
-        c.record.grad_outputs.push_back(encode_tensor(grad_inputs[i], ctx, name(".output.", i)));
+      FlatEncoder enc(c, g_state->options.tensor_mode());
+      for (const auto& g : grad_outputs) enc.tensor(g, Section::grad_inputs);
+      for (const auto& g : grad_inputs) enc.tensor(g, Section::grad_outputs);
       g_state->writer->push(std::move(c));
     } catch (const std::exception& e) {
-      std::cerr << "acccheck dump: " << api_ << ".backward not recorded: " << e.what() << "\n";
+      std::cerr << "acccheck dump: " << c.entry_name() << " not recorded: " << e.what() << "\n";
     }
     return grad_inputs;
   }
 
  private:
-  std::string api_;
+  const OpInfo* op_;
+  std::int64_t call_;
   std::int64_t step_;
 };
 
@@ -279,7 +294,6 @@ void end_nested_calls_off(at::ObserverContext* raw) {
 
 struct CallContext : NestedCallsOff {
   CapturedRecord captured;
-  const OpInfo* info = nullptr;
 };
 
 // The autograd engine's own records: its nodes (BACKWARD_FUNCTION scope) and the FUNCTION-scope
@@ -316,7 +330,8 @@ void begin_step_if_forward_starts(State& s, const at::RecordFunction& fn) {
   if (exit_now) CaptureEngine::instance().finish_and_exit("the last requested step was dumped");
 }
 
-std::unique_ptr<CallContext> start_entry(const at::RecordFunction& fn, State* s, ThreadState& ts, const OpInfo* info);
+std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, State* s, ThreadState& ts,
+                                                 const OpInfo* info);
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   State* s = g_state;
@@ -331,13 +346,14 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     if (s->options.capture_backward_ops) return nullptr;
     return with_nested_calls_off(std::make_unique<NestedCallsOff>());
   }
-  // The guard inside start_entry (the tool's own work is not recorded) has restored the switch
-  // when it returns: only then are the entry's nested calls switched off.
-  return with_nested_calls_off(start_entry(fn, s, ts, info));
+  return start_entry(fn, s, ts, info);
 }
 
 // The forward half of an entry: the call's inputs, if the call is kept and the step is dumped.
-std::unique_ptr<CallContext> start_entry(const at::RecordFunction& fn, State* s, ThreadState& ts, const OpInfo* info) {
+// RecordFunction is switched off for the call's nested calls before its inputs are encoded, so the
+// tool's own work on them needs no switch of its own (one switch off here, one on at the call's end).
+std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, State* s, ThreadState& ts,
+                                                 const OpInfo* info) {
   if (!info->kept) return nullptr;
   if (++ts.depth > 1) return nullptr;
   if (ts.backward_depth > 0 && !s->options.capture_backward_ops) return nullptr;
@@ -345,84 +361,95 @@ std::unique_ptr<CallContext> start_entry(const at::RecordFunction& fn, State* s,
   if (s->options.auto_step && ts.backward_depth == 0) begin_step_if_forward_starts(*s, fn);
   if (!g_dumping.load(std::memory_order_relaxed)) return nullptr;
 
-  at::RecordFunctionGuard off(false);  // what the tool runs is not recorded
   auto ctx = std::make_unique<CallContext>();
-  ctx->info = info;
-  ApiRecord& r = ctx->captured.record;
+  CapturedRecord& c = ctx->captured;
   {
     std::lock_guard<std::mutex> lock(s->mutex);
     if (!g_dumping.load()) return nullptr;  // another thread ended the step meanwhile
     ++s->category_calls;
     s->last_step_seen = s->step;
-    std::int64_t n = s->counters[info->api_name]++;
-    r.api = info->api_name + "." + std::to_string(n);
-    ctx->captured.step = s->step;
-    std::string entry = r.api + ".forward";
-    bool keep = s->options.list.empty() || matches(entry, s->options.list);
-    keep = keep && !matches(entry, s->options.black_list);
-    if (s->options.scope.size() == 2) {
-      if (s->scope == State::Scope::before && entry == s->options.scope[0]) s->scope = State::Scope::inside;
-      bool inside = s->scope == State::Scope::inside;
-      if (inside && entry == s->options.scope[1]) s->scope = State::Scope::after;
-      keep = keep && inside;
-    }
-    if (!keep) {
-      ++s->filtered;
-      return nullptr;
+    if (info->api_id >= s->counters.size()) s->counters.resize(info->api_id + 1, 0);
+    c.call = s->counters[info->api_id]++;
+    c.step = s->step;
+    if (!s->options.list.empty() || !s->options.black_list.empty() || s->options.scope.size() == 2) {
+      std::string entry = info->api_name + "." + std::to_string(c.call) + ".forward";
+      bool keep = s->options.list.empty() || matches(entry, s->options.list);
+      keep = keep && !matches(entry, s->options.black_list);
+      if (s->options.scope.size() == 2) {
+        if (s->scope == State::Scope::before && entry == s->options.scope[0]) s->scope = State::Scope::inside;
+        bool inside = s->scope == State::Scope::inside;
+        if (inside && entry == s->options.scope[1]) s->scope = State::Scope::after;
+        keep = keep && inside;
+      }
+      if (!keep) {
+        ++s->filtered;
+        return nullptr;
+      }
     }
   }
-  r.op_name = info->op_name;
-  r.op_overload = info->overload;
-  r.has_args = r.has_kwargs = r.has_outputs = true;
-  if (!info->replayable) r.extra.add("acccheck_replayable", Json::boolean(false));
-  CaptureContext cc(ctx->captured, s->options.tensor_mode());
-  encode_inputs(fn.inputs(), info->args, cc, r);
-  const host::StackMode mode = s->options.stack;
-  if (mode != host::StackMode::off) {
-    RawStack& st = ctx->captured.stack;
-    // Python frames for calls made from Python (forward only: backward runs on autograd threads).
-    if (mode != host::StackMode::raw && ts.backward_depth == 0) st.python = capture_python_stack();
-    if (st.python.empty() && mode != host::StackMode::python) st = capture_raw_stack();
-    ctx->captured.has_stack = !st.python.empty() || !st.frames.empty();
+  // A record the writer is done with: its vectors keep their memory.
+  std::int64_t call = c.call, step = c.step;
+  c = DumpWriter::spare_record();
+  c.call = call;
+  c.step = step;
+  c.op = info;
+  auto result = with_nested_calls_off(std::move(ctx));
+  try {
+    ToolWork off;  // off already where the nested calls were switched off
+    FlatEncoder enc(c, s->options.tensor_mode());
+    encode_inputs(fn.inputs(), info->args, enc);
+    const host::StackMode mode = s->options.stack;
+    if (mode != host::StackMode::off) {
+      RawStack& st = c.stack;
+      // Python frames for calls made from Python (forward only: backward runs on autograd threads).
+      if (mode != host::StackMode::raw && ts.backward_depth == 0) st.python = capture_python_stack();
+      if (st.python.empty() && mode != host::StackMode::python) st = capture_raw_stack();
+      c.has_stack = !st.python.empty() || !st.frames.empty();
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "acccheck dump: " << c.api() << " not recorded: " << e.what() << "\n";
+    end_nested_calls_off(result.get());
+    return nullptr;
   }
-  return ctx;
+  return result;
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
-  end_nested_calls_off(raw);
   State* s = g_state;
-  if (!s) return;
+  if (!s) return end_nested_calls_off(raw);
   ThreadState& ts = thread_state();
   auto it = ts.ops.find(fn.name());
   const OpInfo* info = it == ts.ops.end() ? nullptr : it->second;
   if (!info) {
     if (autograd_record(fn) && ts.backward_depth > 0) --ts.backward_depth;
-    return;
+    return end_nested_calls_off(raw);
   }
-  if (!info->kept) return;
+  if (!info->kept) return end_nested_calls_off(raw);
   if (ts.depth > 0) --ts.depth;
-  if (!raw) return;
   // The operator threw (its exception is unwinding through the dispatcher): it produced nothing,
   // and the program gets the exception unchanged. No entry, as msprobe's hooks record none.
-  if (std::uncaught_exceptions() > 0) return;
+  if (!raw || std::uncaught_exceptions() > 0) return end_nested_calls_off(raw);
   auto* ctx = static_cast<CallContext*>(raw);
-  at::RecordFunctionGuard off(false);
-  try {
+  {
+    ToolWork off;  // nested calls are still off here where the entry switched them off
     CapturedRecord& c = ctx->captured;
-    CaptureContext cc(c, s->options.tensor_mode());
-    encode_outputs(fn.outputs(), cc, c.record);
-    // Gradients: one post hook on the autograd node that produced the outputs.
-    for (const auto& v : fn.outputs()) {
-      if (!v.isTensor()) continue;
-      const at::Tensor& t = v.toTensor();
-      if (!t.defined() || !t.requires_grad() || !t.grad_fn()) continue;
-      t.grad_fn()->add_post_hook(std::make_unique<BackwardCapture>(c.record, c.step));
-      break;
+    try {
+      FlatEncoder enc(c, s->options.tensor_mode());
+      encode_outputs(fn.outputs(), enc);
+      // Gradients: one post hook on the autograd node that produced the outputs.
+      for (const auto& v : fn.outputs()) {
+        if (!v.isTensor()) continue;
+        const at::Tensor& t = v.toTensor();
+        if (!t.defined() || !t.requires_grad() || !t.grad_fn()) continue;
+        t.grad_fn()->add_post_hook(std::make_unique<BackwardCapture>(c.op, c.call, c.step));
+        break;
+      }
+      s->writer->push(std::move(c));
+    } catch (const std::exception& e) {
+      std::cerr << "acccheck dump: " << c.api() << " not recorded: " << e.what() << "\n";
     }
-    s->writer->push(std::move(c));
-  } catch (const std::exception& e) {
-    std::cerr << "acccheck dump: " << ctx->captured.record.api << " not recorded: " << e.what() << "\n";
   }
+  end_nested_calls_off(raw);
 }
 
 // The end of the backward pass `watch_backward` saw begin: the engine runs its final callbacks

@@ -1,8 +1,12 @@
-// What the training thread hands to the writer: the record (statistics of CPU tensors already
-// filled), device statistics still on the device, tensors to save (tensor mode) and the raw stack.
+// What the training thread hands to the writer: a flat record of one call. No strings, no tree of
+// ApiRecord/Argument/Json objects, no allocation once a recycled record's vectors have grown — the
+// values of the call in pre-order with their statistics, the operator's description, the call
+// number. The writer thread turns it into the SDK's ApiRecord (record_building.hpp), names and all:
+// building that tree had been most of what capturing a small operator cost the training thread.
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
 
 #include <cstdint>
 #include <string>
@@ -12,21 +16,72 @@
 #include <acccheck/record.hpp>
 
 #include "engine/call_stack.hpp"
+#include "engine/tensor_statistics.hpp"
 
 namespace acccheck::capture {
 
-struct CapturedRecord {
-  std::int64_t step = 0;
-  ApiRecord record;
-  // Device statistics: (ordinal of the tensor spec in walk order, 4-element device tensor).
-  std::vector<std::pair<std::size_t, at::Tensor>> pending_statistics;
-  std::vector<std::pair<std::string, at::Tensor>> tensors;  // data_name → detached copy
-  RawStack stack;
-  bool has_stack = false;
-  std::size_t tensor_specs = 0;  // tensor specs encoded so far: the next one's ordinal
+// One schema argument as the capture needs it.
+struct ArgSlot {
+  enum class Meaning { plain, dtype, layout, memory_format };
+  std::string name;
+  bool kwarg_only = false;
+  Meaning meaning = Meaning::plain;
+  c10::optional<c10::IValue> default_value;  // the schema's default, if any
 };
 
-// The tensor specs of a record in a fixed order (args, kwargs, outputs, grads; depth first).
+// A dispatcher operator a hook plugin keeps: made once per operator, never changed or freed while
+// the process runs (records in the writer's queue point to it).
+struct OpInfo {
+  std::string op_name, overload;
+  bool kept = false;  // a hook plugin's category claims it
+  std::string api_name;          // "Aten.addmm"
+  std::size_t api_id = 0;        // index of api_name among the names classified so far
+  bool replayable = true;
+  std::vector<ArgSlot> args;
+};
+
+enum class Section : std::uint8_t { args, kwargs, outputs, grad_inputs, grad_outputs };
+
+// One value of a call. A list is followed by its `count` items (each with its own items).
+struct FlatValue {
+  enum class Kind : std::uint8_t {
+    none, tensor, integer, real, boolean, string, dtype, layout, memory_format, device, complex, list
+  };
+  Kind kind = Kind::none;
+  Section section = Section::args;  // top-level values only
+  bool requires_grad = false;       // tensor
+  std::uint16_t slot = 0;           // args / kwargs: the schema argument (past the schema: a vararg)
+  c10::ScalarType dtype = c10::ScalarType::Float;  // tensor
+  std::uint32_t count = 0;          // list: items; tensor: dimensions
+  std::uint32_t at = 0;             // tensor: first dimension in dims; string: index in strings
+  std::int64_t integer = 0;         // integer, bool, dtype / layout / memory format code, device type
+  double real = 0, imag = 0;        // real, complex; device: index (-1: none)
+  Statistics stats;                 // tensor (a device tensor's: filled in by the writer)
+};
+
+struct CapturedRecord {
+  std::int64_t step = 0;
+  const OpInfo* op = nullptr;
+  std::int64_t call = 0;  // the API's call number in its step: Aten.addmm.<call>
+  Direction direction = Direction::forward;
+  std::vector<FlatValue> values;  // sections in order: args, kwargs, outputs, grad_inputs, grad_outputs
+  std::vector<std::int64_t> dims;
+  std::vector<std::string> strings;  // string arguments (rare)
+  // Device statistics: (ordinal of the tensor in walk order, 4-element device tensor).
+  std::vector<std::pair<std::size_t, at::Tensor>> pending_statistics;
+  std::vector<std::pair<std::size_t, at::Tensor>> tensors;  // tensor mode: (ordinal, detached copy)
+  RawStack stack;
+  bool has_stack = false;
+  std::size_t tensor_specs = 0;  // tensors encoded so far: the next one's ordinal
+
+  std::string api() const { return op->api_name + "." + std::to_string(call); }
+  std::string entry_name() const { return api() + (direction == Direction::forward ? ".forward" : ".backward"); }
+  // Empty again, its vectors' memory kept for the next call.
+  void clear();
+};
+
+// The tensor specs of a record in a fixed order (args, kwargs, outputs, grads; depth first): the
+// order in which the flat record's tensors were encoded, so ordinals match.
 template <typename F>
 void for_each_tensor_spec(ApiRecord& r, F&& f) {
   std::size_t ordinal = 0;

@@ -14,6 +14,7 @@
 #include <filesystem>
 
 
+#include "engine/record_building.hpp"
 #include "engine/tensor_statistics.hpp"
 
 namespace acccheck::capture {
@@ -96,12 +97,35 @@ DumpWriter::~DumpWriter() {
   if (!finished_) finish();
 }
 
+namespace {
+
+// Records the writer is done with, kept on the thread that captures (where their memory came
+// from) for its next calls: a recycled record's vectors need no allocation.
+constexpr std::size_t kSpareRecords = 64;
+thread_local std::vector<CapturedRecord> t_spare_records;
+
+}  // namespace
+
+CapturedRecord DumpWriter::spare_record() {
+  if (t_spare_records.empty()) return CapturedRecord{};
+  CapturedRecord r = std::move(t_spare_records.back());
+  t_spare_records.pop_back();
+  return r;
+}
+
 void DumpWriter::push(CapturedRecord record) {
   if (failed_) return;
   std::size_t bytes = 0;
   for (const auto& t : record.tensors) bytes += tensor_bytes(t.second);
   in_flight_.fetch_add(1);
-  queue_.push(Item(std::move(record)), bytes);
+  thread_local std::vector<Item> retired;
+  queue_.push(Item(std::move(record)), bytes, &retired);
+  for (auto& item : retired)
+    if (auto* r = std::get_if<CapturedRecord>(&item); r && t_spare_records.size() < kSpareRecords) {
+      r->clear();  // the tensors it held are freed here, on their thread
+      t_spare_records.push_back(std::move(*r));
+    }
+  retired.clear();
 }
 
 void DumpWriter::end_step(std::int64_t step) {
@@ -139,32 +163,35 @@ DumpWriter::StepFiles& DumpWriter::files_for(std::int64_t step) {
 
 void DumpWriter::write_record(CapturedRecord& c) {
   if (closed_.count(c.step)) {
-    if (totals_.late_backward++ == 0) totals_.first_late = c.record.entry_name();
+    if (totals_.late_backward++ == 0) totals_.first_late = c.entry_name();
     return;
   }
   StepFiles& f = files_for(c.step);
-  if (!c.pending_statistics.empty()) {
+  ApiRecord record = build_api_record(c, options_.tensor_mode());
+  if (!c.pending_statistics.empty() || !c.tensors.empty()) {
+    std::vector<const TensorSpec*> specs;  // by ordinal
     std::size_t next = 0;
-    for_each_tensor_spec(c.record, [&](std::size_t ordinal, TensorSpec& spec) {
+    for_each_tensor_spec(record, [&](std::size_t ordinal, TensorSpec& spec) {
       if (next < c.pending_statistics.size() && c.pending_statistics[next].first == ordinal)
         apply_pending_statistics(c.pending_statistics[next++].second, spec);
+      specs.push_back(&spec);
     });
-  }
-  if (!c.tensors.empty()) {
-    std::string tdir = (fs::path(f.dir) / "dump_tensor_data").string();
-    if (!f.tensor_dir_made) {
-      make_dirs(tdir);
-      f.tensor_dir_made = true;
+    if (!c.tensors.empty()) {
+      std::string tdir = (fs::path(f.dir) / "dump_tensor_data").string();
+      if (!f.tensor_dir_made) {
+        make_dirs(tdir);
+        f.tensor_dir_made = true;
+      }
+      for (auto& [ordinal, t] : c.tensors) {
+        // Python's torch.save layout: a contiguous CPU tensor (dump-format.md §2.6).
+        std::vector<char> bytes = torch::jit::pickle_save(t.to(at::kCPU).contiguous());
+        write_new_file((fs::path(tdir) / specs.at(ordinal)->data_name).string(), bytes.data(), bytes.size());
+        ++totals_.tensor_files;
+      }
+      c.tensors.clear();
     }
-    for (auto& [name, t] : c.tensors) {
-      // Python's torch.save layout: a contiguous CPU tensor (dump-format.md §2.6).
-      std::vector<char> bytes = torch::jit::pickle_save(t.to(at::kCPU).contiguous());
-      write_new_file((fs::path(tdir) / name).string(), bytes.data(), bytes.size());
-      ++totals_.tensor_files;
-    }
-    c.tensors.clear();
   }
-  f.json->write(c.record);
+  f.json->write(record);
   ++totals_.entries;
   totals_.steps.insert(c.step);
   if (c.has_stack) {
@@ -172,7 +199,7 @@ void DumpWriter::write_record(CapturedRecord& c) {
     auto it = described_.find(h);
     if (it == described_.end())
       it = described_.emplace(h, describe_stack(c.stack, options_.stack == host::StackMode::full)).first;
-    f.stacks.emplace_back(c.record.entry_name(), it->second);
+    f.stacks.emplace_back(record.entry_name(), it->second);
   }
 }
 

@@ -39,6 +39,9 @@ class DumpWriter {
   ~DumpWriter();
 
   void push(CapturedRecord record);  // blocks while the queue is full
+  // An empty record for the calling thread: one the writer is done with (its vectors' memory kept),
+  // else a new one.
+  static CapturedRecord spare_record();
   void end_step(std::int64_t step);  // the files of `step` are finished (in queue order)
   // Drains the queue, finishes every open step, joins the thread.
   WriterTotals finish();

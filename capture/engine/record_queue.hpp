@@ -29,11 +29,16 @@ class RecordQueue {
   RecordQueue(std::size_t max_items, std::size_t max_bytes) : max_items_(max_items), max_bytes_(max_bytes) {}
 
   // Blocks while the queue is full; an item larger than max_bytes still goes in when it is alone.
-  // Destroys the items the consumer retired since the last push, outside the lock.
-  void push(Item item, std::size_t bytes) {
+  // The items the consumer retired since the last push go to `reuse` (for the producer to recycle)
+  // or, without it, are destroyed outside the lock.
+  void push(Item item, std::size_t bytes, std::vector<Item>* reuse = nullptr) {
     std::vector<Item> retired;
     std::unique_lock<std::mutex> lock(mutex_);
     retired.swap(retired_);
+    if (reuse) {
+      if (reuse->empty()) reuse->swap(retired);
+      else for (auto& r : retired) reuse->push_back(std::move(r));
+    }
     if (full(bytes)) {
       ++waits_;
       if (consumer_asleep_) wake_consumer();

@@ -26,19 +26,24 @@ struct Accumulated {
 };
 
 // Max/min in float lanes over the whole tensor; sums in float lanes over blocks of 512 elements,
-// each block then added in double (so the error stays that of a 512-element float sum). The lanes
-// are fixed (16), so the sums are the same in every clone (AVX-512, AVX2, baseline). No NaN test per element:
+// each block's lanes then added to double lanes (so the error stays that of an 8-element float sum
+// per lane, then double's). The lanes are fixed (64), so the sums are the same in every clone
+// (AVX-512, AVX2, baseline). 64 lanes are four AVX-512 registers per quantity: four independent
+// chains of adds, maxima and minima, so the loop runs at the vector units' throughput, not at one
+// add's latency per 16 elements (16 lanes, one register per quantity, read 3 elements per cycle on
+// this project's VM). No NaN test per element:
 // the sum of squares is NaN exactly when an element is (squares are never negative, so no inf - inf
 // can arise there), which tells it at the end for free.
 template <typename T>
 ACCCHECK_SIMD_CLONES Accumulated accumulate(const T* p, std::int64_t n) {
-  constexpr int L = 16;
+  constexpr int L = 64;
   constexpr std::int64_t kBlock = 512;
   float mx[L], mn[L];
   for (int l = 0; l < L; ++l) {
     mx[l] = -std::numeric_limits<float>::infinity();
     mn[l] = std::numeric_limits<float>::infinity();
   }
+  double block_sum[L] = {}, block_sumsq[L] = {};  // the blocks' float sums, added in double per lane
   Accumulated a;
   std::int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -51,13 +56,14 @@ ACCCHECK_SIMD_CLONES Accumulated accumulate(const T* p, std::int64_t n) {
         s[l] += v;
         q[l] += v * v;
       }
-    double bs = 0, bq = 0;
-    for (int l = 0; l < L; ++l) {
-      bs += s[l];
-      bq += q[l];
+    for (int l = 0; l < L; ++l) {  // lane by lane: vector adds, not a chain of 64 scalar ones
+      block_sum[l] += s[l];
+      block_sumsq[l] += q[l];
     }
-    a.sum += bs;
-    a.sumsq += bq;
+  }
+  for (int l = 0; i > 0 && l < L; ++l) {
+    a.sum += block_sum[l];
+    a.sumsq += block_sumsq[l];
   }
   for (; i < n; ++i) {
     float v = static_cast<float>(p[i]);
@@ -179,7 +185,7 @@ const CachedStatistics* cached(const at::Tensor& t) {
 
 // The entry for these elements (whoever's they were: the newest capture supersedes), else the
 // set's least recently used.
-void remember(const at::Tensor& t, const TensorSpec& spec) {
+void remember(const at::Tensor& t, const Statistics& spec) {
   if (!cacheable(t)) return;
   StatisticsCache& k = cache();
   const void* data = t.data_ptr();
@@ -209,7 +215,7 @@ void remember(const at::Tensor& t, const TensorSpec& spec) {
 
 }  // namespace
 
-void fill_statistics(const at::Tensor& t, TensorSpec& spec, at::Tensor* pending) {
+void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending) {
   spec.max = spec.min = spec.mean = spec.norm = Statistic{};
   if (no_data(t)) return;
   at::Tensor x = t;
@@ -263,6 +269,15 @@ void fill_statistics(const at::Tensor& t, TensorSpec& spec, at::Tensor* pending)
   spec.norm = float32_statistic(round_to(rt, std::sqrt(a.sumsq)));
   if (t.is_complex()) spec.norm = Statistic{};  // msprobe: no norm for complex tensors
   remember(t, spec);
+}
+
+void fill_statistics(const at::Tensor& t, TensorSpec& spec, at::Tensor* pending) {
+  Statistics s;
+  fill_statistics(t, s, pending);
+  spec.max = s.max;
+  spec.min = s.min;
+  spec.mean = s.mean;
+  spec.norm = s.norm;
 }
 
 void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec) {
