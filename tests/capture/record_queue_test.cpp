@@ -205,3 +205,29 @@ TEST(RecordQueueBatching, RetiredItemsAreDestroyedOnTheProducersThread) {
   q.close();
   consumer.join();
 }
+
+TEST(RecordQueueBatching, RetiredItemsCanComeBackToTheProducerForReuse) {
+  RecordQueue<std::vector<int>> q(256, 1 << 20);
+  std::atomic<int> retired{0};
+  std::thread consumer([&] {
+    std::vector<std::vector<int>> batch;
+    while (q.pop_all(batch)) {
+      int n = static_cast<int>(batch.size());
+      q.retire(batch);
+      retired += n;
+    }
+  });
+  std::vector<std::vector<int>> reuse;
+  for (int i = 0; i < 3; ++i) q.push(std::vector<int>(100, i), 0, &reuse);
+  auto t0 = std::chrono::steady_clock::now();
+  while (retired.load() != 3 && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(retired.load(), 3);
+  q.push(std::vector<int>{}, 0, &reuse);  // hands the three back, in queue order, their memory intact
+  ASSERT_EQ(reuse.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(reuse[i].size(), 100u);
+    EXPECT_EQ(reuse[i].front(), i);
+  }
+  q.close();
+  consumer.join();
+}

@@ -49,6 +49,25 @@ TEST(TensorStatistics, LongerThanTheVectorLanesAndNonContiguous) {
   EXPECT_EQ(v.max.value, 19.0);
 }
 
+TEST(TensorStatistics, ManyBlocksOfLanesAndATail) {
+  // k/8 for k = 0..1612: three blocks of 512 elements (64 lanes each) and a tail of 77. Every
+  // partial sum is a multiple of 1/8 below 2^11, exact in float: mean = 1612/16 = 100.75 exactly,
+  // max 201.5, min 0, norm sqrt(sum k^2) / 8 with sum k^2 = 1612 * 1613 * 3225 / 6.
+  constexpr std::int64_t n = 3 * 512 + 77;
+  at::Tensor t = at::arange(n, at::kFloat) / 8;
+  auto s = stats_of(t);
+  EXPECT_EQ(s.max.value, 201.5);
+  EXPECT_EQ(s.min.value, 0.0);
+  EXPECT_EQ(s.mean.value, 100.75);
+  EXPECT_FLOAT_EQ(static_cast<float>(s.norm.value), static_cast<float>(std::sqrt(1612.0 * 1613 * 3225 / 6) / 8));
+  // A NaN in the second block, and an extreme value in the last lane of the third: both seen.
+  t[600] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(stats_of(t).mean.value));
+  at::Tensor u = at::arange(n, at::kFloat) / 8;
+  u[3 * 512 - 1] = -1000.0f;
+  EXPECT_EQ(stats_of(u).min.value, -1000.0);
+}
+
 TEST(TensorStatistics, HalfMeanIsRoundedToHalf) {
   // mean of [0.1, 0.2] in fp16: 0.1→0.0999755859375, 0.2→0.199951171875; mean 0.14996337890625
   // rounds to the nearest fp16 0.1500244140625.
