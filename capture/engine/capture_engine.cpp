@@ -25,6 +25,7 @@
 
 #include "engine/argument_capture.hpp"
 #include "engine/dump_writer.hpp"
+#include "engine/tool_work.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
 namespace acccheck::capture {
@@ -214,25 +215,6 @@ bool exit_due(const State& s) {
 
 // ---- the backward half of an entry -----------------------------------------------------------------
 
-// The tool's own work on the calling thread (statistics of a 0-d tensor, a copy in tensor mode) is
-// not recorded: RecordFunction off while it runs. Switching is not free in LibTorch 1.13 (each
-// switch rebuilds the thread's active callbacks), so a thread where it is off already — inside an
-// entry's call or an autograd node, where the engine has switched nested calls off — is left as it is.
-class ToolWork {
- public:
-  ToolWork() : was_on_(at::isRecordFunctionEnabled()) {
-    if (was_on_) at::enableRecordFunction(false);
-  }
-  ~ToolWork() {
-    if (was_on_) at::enableRecordFunction(true);
-  }
-  ToolWork(const ToolWork&) = delete;
-  ToolWork& operator=(const ToolWork&) = delete;
-
- private:
-  bool was_on_;
-};
-
 class BackwardCapture final : public torch::autograd::FunctionPostHook {
  public:
   BackwardCapture(const OpInfo* op, std::int64_t call, std::int64_t step) : op_(op), call_(call), step_(step) {}
@@ -351,7 +333,8 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 
 // The forward half of an entry: the call's inputs, if the call is kept and the step is dumped.
 // RecordFunction is switched off for the call's nested calls before its inputs are encoded, so the
-// tool's own work on them needs no switch of its own (one switch off here, one on at the call's end).
+// tool's own work on them needs no switch of its own (one switch off here, one on at the call's
+// end; ToolWork, where the tool runs operators, finds it off).
 std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, State* s, ThreadState& ts,
                                                  const OpInfo* info) {
   if (!info->kept) return nullptr;
@@ -395,7 +378,6 @@ std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, S
   c.op = info;
   auto result = with_nested_calls_off(std::move(ctx));
   try {
-    ToolWork off;  // off already where the nested calls were switched off
     FlatEncoder enc(c, s->options.tensor_mode());
     encode_inputs(fn.inputs(), info->args, enc);
     const host::StackMode mode = s->options.stack;
@@ -431,7 +413,6 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   if (!raw || std::uncaught_exceptions() > 0) return end_nested_calls_off(raw);
   auto* ctx = static_cast<CallContext*>(raw);
   {
-    ToolWork off;  // nested calls are still off here where the entry switched them off
     CapturedRecord& c = ctx->captured;
     try {
       FlatEncoder enc(c, s->options.tensor_mode());

@@ -11,8 +11,11 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include <acccheck/simd.hpp>
+
+#include "engine/tool_work.hpp"
 
 namespace acccheck::capture {
 
@@ -117,6 +120,33 @@ bool no_data(const at::Tensor& t) {
 
 double scalar_of(const at::Tensor& t) { return t.to(at::kDouble).item<double>(); }
 
+// The dtypes accumulate_tensor reads in place (the others are converted by an operator first).
+bool read_directly(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16: case at::kLong:
+    case at::kInt: case at::kShort: case at::kChar: case at::kByte:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The value of a 0-d tensor of such a dtype, as t.to(kDouble).item() gives it, without an operator.
+double first_element(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kFloat: return *t.data_ptr<float>();
+    case at::kDouble: return *t.data_ptr<double>();
+    case at::kHalf: return static_cast<float>(*t.data_ptr<at::Half>());
+    case at::kBFloat16: return static_cast<float>(*t.data_ptr<at::BFloat16>());
+    case at::kLong: return static_cast<double>(*t.data_ptr<std::int64_t>());
+    case at::kInt: return *t.data_ptr<std::int32_t>();
+    case at::kShort: return *t.data_ptr<std::int16_t>();
+    case at::kChar: return *t.data_ptr<std::int8_t>();
+    case at::kByte: return *t.data_ptr<std::uint8_t>();
+    default: return scalar_of(t);
+  }
+}
+
 // The output of one call is often the input of the next (relu → addmm), views cover the same
 // elements as their base (t, view, detach), and a parameter updated by the optimizer is read by the
 // next forward pass: statistics of the same elements, unchanged since, are reused. Same elements:
@@ -218,9 +248,19 @@ void remember(const at::Tensor& t, const Statistics& spec) {
 void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending) {
   spec.max = spec.min = spec.mean = spec.norm = Statistic{};
   if (no_data(t)) return;
+  // The common case (a dense CPU tensor of a dtype read directly) runs no operator; the others
+  // run theirs with RecordFunction off.
+  std::optional<ToolWork> running_operators;
+  auto operators = [&] {
+    if (!running_operators) running_operators.emplace();
+  };
   at::Tensor x = t;
-  if (x.is_complex()) x = x.abs();
+  if (x.is_complex()) {
+    operators();
+    x = x.abs();
+  }
   if (!x.is_cpu()) {
+    operators();
     // Computed on the device; read back by the writer thread.
     if (x.scalar_type() == at::kBool) {
       *pending = at::stack({x.any().to(at::kFloat), x.all().to(at::kFloat)});
@@ -231,14 +271,16 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending)
     return;
   }
   if (x.scalar_type() == at::kBool) {
+    operators();
     bool any = x.any().item<bool>(), all = x.all().item<bool>();
     spec.max = {Statistic::Kind::boolean, any ? 1.0 : 0.0};
     spec.min = {Statistic::Kind::boolean, all ? 1.0 : 0.0};
     return;
   }
   bool integral = at::isIntegralType(x.scalar_type(), /*includeBool=*/false);
+  if (!read_directly(x.scalar_type())) operators();
   if (x.dim() == 0) {
-    double v = scalar_of(x);
+    double v = read_directly(x.scalar_type()) ? first_element(x) : scalar_of(x);
     Statistic s = integral ? Statistic{Statistic::Kind::integer, v} : float32_statistic(round_to(x.scalar_type(), v));
     spec.max = spec.min = spec.mean = spec.norm = s;
     return;
@@ -253,6 +295,7 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending)
   // A dense tensor is read in memory order whatever its strides (a transposed gradient, a channels-
   // last activation): the statistics do not depend on the order, and the copy contiguous() would
   // make cost as much as the pass.
+  if (!x.is_non_overlapping_and_dense()) operators();
   at::Tensor c = x.is_non_overlapping_and_dense() ? x : x.contiguous();
   Accumulated a = accumulate_tensor(c);
   double n = static_cast<double>(c.numel());

@@ -18,8 +18,9 @@ namespace {
 
 using K = FlatValue::Kind;
 
-OpInfo add_op() {
-  OpInfo op;
+// aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1, ScalarType? dtype=None), the last
+// argument made up for the test.
+void describe_add(OpInfo& op) {
   op.op_name = "aten::add";
   op.overload = "Tensor";
   op.kept = true;
@@ -28,7 +29,6 @@ OpInfo add_op() {
              {"other", false, ArgSlot::Meaning::plain, c10::nullopt},
              {"alpha", true, ArgSlot::Meaning::plain, c10::IValue(1)},
              {"dtype", true, ArgSlot::Meaning::dtype, c10::IValue()}};
-  return op;
 }
 
 FlatValue value(K kind, Section section = Section::args, std::uint16_t slot = 0) {
@@ -56,7 +56,8 @@ FlatValue tensor(CapturedRecord& c, std::vector<std::int64_t> shape, Section sec
 }  // namespace
 
 TEST(RecordBuilding, AForwardCallWithPositionalKeywordAndNestedValues) {
-  OpInfo op = add_op();
+  OpInfo op;
+  describe_add(op);
   CapturedRecord c;
   c.op = &op;
   c.call = 3;
@@ -111,7 +112,8 @@ TEST(RecordBuilding, AForwardCallWithPositionalKeywordAndNestedValues) {
 }
 
 TEST(RecordBuilding, TensorModeNamesEveryTensorAsMsprobeDoes) {
-  OpInfo op = add_op();
+  OpInfo op;
+  describe_add(op);
   op.replayable = false;
   CapturedRecord c;
   c.op = &op;
