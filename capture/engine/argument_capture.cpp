@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 
 #include "engine/tensor_statistics.hpp"
-#include "engine/tool_work.hpp"
 
 namespace acccheck::capture {
 
@@ -45,10 +44,7 @@ void FlatEncoder::add_tensor(const at::Tensor& t) {
   fill_statistics(t, v.stats, &pending);
   if (pending.defined()) record_.pending_statistics.emplace_back(record_.tensor_specs, pending);
   // One copy on the training thread; the writer moves it to the host and pickles it.
-  if (save_) {
-    ToolWork off;
-    record_.tensors.emplace_back(record_.tensor_specs, t.detach().clone());
-  }
+  if (save_) record_.tensors.emplace_back(record_.tensor_specs, t.detach().clone());
   ++record_.tensor_specs;
 }
 

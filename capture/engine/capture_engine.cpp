@@ -25,7 +25,6 @@
 
 #include "engine/argument_capture.hpp"
 #include "engine/dump_writer.hpp"
-#include "engine/tool_work.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
 namespace acccheck::capture {
@@ -222,7 +221,7 @@ class BackwardCapture final : public torch::autograd::FunctionPostHook {
   torch::autograd::variable_list operator()(const torch::autograd::variable_list& grad_inputs,
                                             const torch::autograd::variable_list& grad_outputs) override {
     if (!g_state || g_state->finished || g_state->writer->failed()) return grad_inputs;
-    ToolWork off;
+    at::RecordFunctionGuard off(false);  // what the tool runs is not recorded
     CapturedRecord c = DumpWriter::spare_record();
     c.step = step_;
     c.op = op_;
@@ -332,9 +331,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 }
 
 // The forward half of an entry: the call's inputs, if the call is kept and the step is dumped.
-// RecordFunction is switched off for the call's nested calls before its inputs are encoded, so the
-// tool's own work on them needs no switch of its own (one switch off here, one on at the call's
-// end; ToolWork, where the tool runs operators, finds it off).
+// RecordFunction is switched off for the call's nested calls before its inputs are encoded and on
+// again after its outputs are, so the tool's own work on them is not recorded either: one switch
+// off, one on per entry (each switch rebuilds LibTorch 1.13's active callbacks).
 std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, State* s, ThreadState& ts,
                                                  const OpInfo* info) {
   if (!info->kept) return nullptr;
@@ -344,18 +343,17 @@ std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, S
   if (s->options.auto_step && ts.backward_depth == 0) begin_step_if_forward_starts(*s, fn);
   if (!g_dumping.load(std::memory_order_relaxed)) return nullptr;
 
-  auto ctx = std::make_unique<CallContext>();
-  CapturedRecord& c = ctx->captured;
+  std::int64_t call = 0, step = 0;
   {
     std::lock_guard<std::mutex> lock(s->mutex);
     if (!g_dumping.load()) return nullptr;  // another thread ended the step meanwhile
     ++s->category_calls;
     s->last_step_seen = s->step;
     if (info->api_id >= s->counters.size()) s->counters.resize(info->api_id + 1, 0);
-    c.call = s->counters[info->api_id]++;
-    c.step = s->step;
+    call = s->counters[info->api_id]++;
+    step = s->step;
     if (!s->options.list.empty() || !s->options.black_list.empty() || s->options.scope.size() == 2) {
-      std::string entry = info->api_name + "." + std::to_string(c.call) + ".forward";
+      std::string entry = info->api_name + "." + std::to_string(call) + ".forward";
       bool keep = s->options.list.empty() || matches(entry, s->options.list);
       keep = keep && !matches(entry, s->options.black_list);
       if (s->options.scope.size() == 2) {
@@ -370,9 +368,9 @@ std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, S
       }
     }
   }
-  // A record the writer is done with: its vectors keep their memory.
-  std::int64_t call = c.call, step = c.step;
-  c = DumpWriter::spare_record();
+  auto ctx = std::make_unique<CallContext>();
+  CapturedRecord& c = ctx->captured;
+  c = DumpWriter::spare_record();  // one the writer is done with: its vectors keep their memory
   c.call = call;
   c.step = step;
   c.op = info;

@@ -11,11 +11,8 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <optional>
 
 #include <acccheck/simd.hpp>
-
-#include "engine/tool_work.hpp"
 
 namespace acccheck::capture {
 
@@ -118,20 +115,8 @@ bool no_data(const at::Tensor& t) {
   return !t.defined() || t.numel() == 0 || t.is_meta() || !t.has_storage() || !t.storage().data();
 }
 
-double scalar_of(const at::Tensor& t) { return t.to(at::kDouble).item<double>(); }
-
-// The dtypes accumulate_tensor reads in place (the others are converted by an operator first).
-bool read_directly(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16: case at::kLong:
-    case at::kInt: case at::kShort: case at::kChar: case at::kByte:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// The value of a 0-d tensor of such a dtype, as t.to(kDouble).item() gives it, without an operator.
+// The value of a 0-d tensor as t.to(kDouble).item() gives it; read in place (no operator) for the
+// dtypes accumulate_tensor reads in place.
 double first_element(const at::Tensor& t) {
   switch (t.scalar_type()) {
     case at::kFloat: return *t.data_ptr<float>();
@@ -143,7 +128,7 @@ double first_element(const at::Tensor& t) {
     case at::kShort: return *t.data_ptr<std::int16_t>();
     case at::kChar: return *t.data_ptr<std::int8_t>();
     case at::kByte: return *t.data_ptr<std::uint8_t>();
-    default: return scalar_of(t);
+    default: return t.to(at::kDouble).item<double>();
   }
 }
 
@@ -248,19 +233,9 @@ void remember(const at::Tensor& t, const Statistics& spec) {
 void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending) {
   spec.max = spec.min = spec.mean = spec.norm = Statistic{};
   if (no_data(t)) return;
-  // The common case (a dense CPU tensor of a dtype read directly) runs no operator; the others
-  // run theirs with RecordFunction off.
-  std::optional<ToolWork> running_operators;
-  auto operators = [&] {
-    if (!running_operators) running_operators.emplace();
-  };
   at::Tensor x = t;
-  if (x.is_complex()) {
-    operators();
-    x = x.abs();
-  }
+  if (x.is_complex()) x = x.abs();
   if (!x.is_cpu()) {
-    operators();
     // Computed on the device; read back by the writer thread.
     if (x.scalar_type() == at::kBool) {
       *pending = at::stack({x.any().to(at::kFloat), x.all().to(at::kFloat)});
@@ -271,16 +246,14 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending)
     return;
   }
   if (x.scalar_type() == at::kBool) {
-    operators();
     bool any = x.any().item<bool>(), all = x.all().item<bool>();
     spec.max = {Statistic::Kind::boolean, any ? 1.0 : 0.0};
     spec.min = {Statistic::Kind::boolean, all ? 1.0 : 0.0};
     return;
   }
   bool integral = at::isIntegralType(x.scalar_type(), /*includeBool=*/false);
-  if (!read_directly(x.scalar_type())) operators();
   if (x.dim() == 0) {
-    double v = read_directly(x.scalar_type()) ? first_element(x) : scalar_of(x);
+    double v = first_element(x);
     Statistic s = integral ? Statistic{Statistic::Kind::integer, v} : float32_statistic(round_to(x.scalar_type(), v));
     spec.max = spec.min = spec.mean = spec.norm = s;
     return;
@@ -295,7 +268,6 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending)
   // A dense tensor is read in memory order whatever its strides (a transposed gradient, a channels-
   // last activation): the statistics do not depend on the order, and the copy contiguous() would
   // make cost as much as the pass.
-  if (!x.is_non_overlapping_and_dense()) operators();
   at::Tensor c = x.is_non_overlapping_and_dense() ? x : x.contiguous();
   Accumulated a = accumulate_tensor(c);
   double n = static_cast<double>(c.numel());
@@ -312,15 +284,6 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending)
   spec.norm = float32_statistic(round_to(rt, std::sqrt(a.sumsq)));
   if (t.is_complex()) spec.norm = Statistic{};  // msprobe: no norm for complex tensors
   remember(t, spec);
-}
-
-void fill_statistics(const at::Tensor& t, TensorSpec& spec, at::Tensor* pending) {
-  Statistics s;
-  fill_statistics(t, s, pending);
-  spec.max = s.max;
-  spec.min = s.min;
-  spec.mean = s.mean;
-  spec.norm = s.norm;
 }
 
 void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec) {

@@ -7,15 +7,17 @@
 
 namespace acccheck::capture {
 
-// CPU tensors: computed now, in one pass over the elements. Tensors on another device: nothing is
-// read back here (no host sync on the training thread); the four values are computed on the device
-// into a 4-element float tensor returned in `pending`, which the writer thread copies to the host
-// and applies with apply_pending_statistics(). Statistics the rules leave empty stay null.
 struct Statistics {
   Statistic max, min, mean, norm;
 };
+
+// CPU tensors: computed now, in one pass over the elements. Tensors on another device: nothing is
+// read back here (no host sync on the training thread); the four values are computed on the device
+// into a 4-element float tensor returned in `pending`, which the writer thread copies to the host
+// and applies with apply_pending_statistics(). Statistics the rules leave empty stay null. The
+// operators some tensors need (complex, bool, device, non-dense, other dtypes) are not recorded
+// only if the caller runs with RecordFunction off, as the engine does.
 void fill_statistics(const at::Tensor& t, Statistics& out, at::Tensor* pending);
-void fill_statistics(const at::Tensor& t, TensorSpec& spec, at::Tensor* pending);
 void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec);
 
 }  // namespace acccheck::capture

@@ -10,13 +10,12 @@
 #include "engine/tensor_statistics.hpp"
 
 using acccheck::Statistic;
-using acccheck::TensorSpec;
 using acccheck::capture::fill_statistics;
 
 namespace {
 
-TensorSpec stats_of(const at::Tensor& t) {
-  TensorSpec s;
+acccheck::capture::Statistics stats_of(const at::Tensor& t) {
+  acccheck::capture::Statistics s;
   at::Tensor pending;
   fill_statistics(t, s, &pending);
   EXPECT_FALSE(pending.defined()) << "CPU tensors are computed at once";
