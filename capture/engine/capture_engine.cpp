@@ -91,6 +91,11 @@ struct ThreadState {
   std::uint64_t epoch = 0;
   int depth = 0;           // nesting of category operators
   int backward_depth = 0;  // nesting of autograd nodes (ops the engine runs)
+  // RecordFunction is off on this thread since a call nested in the outermost category call came
+  // (nested_calls_off); on again when that call ends. Kept across a new epoch: only the end of the
+  // call may switch it on again.
+  bool nested_off = false;
+  const OpInfo* outermost = nullptr;  // the outermost category call's operator (while depth > 0)
   std::unordered_map<const char*, const OpInfo*> ops;  // name pointer → classification
 };
 thread_local ThreadState tl;
@@ -103,6 +108,47 @@ ThreadState& thread_state() {
     tl.ops.clear();
   }
   return tl;
+}
+
+// ---- nested calls -------------------------------------------------------------------------------
+// Only the outermost category call is of use to the tool (an entry, or the call the step rule looks
+// at); what it calls in turn skips RecordFunction: the thread's RecordFunction switch goes off until
+// the outermost call ends (the dispatcher then takes its fast path, with no boxing of arguments and
+// results). A switch is not free (LibTorch 1.13 rebuilds the thread's active callbacks on each:
+// ~0.4 µs and several allocations) and most calls of a training step nest none (an optimizer's
+// add_/mul_, tanh), so it is made only for operators seen to nest calls: up front once one of their
+// calls did, else at the first nested call (which RecordFunction has seen by then). The tool's own
+// operators (statistics of non-dense, complex, bool or device tensors, tensor-mode copies) run while
+// the call is still counted, so they are nested calls too. Other RecordFunction users (a profiler)
+// see no nested calls while a dump runs, except the first one of an operator's first nesting call.
+void nested_calls_off(ThreadState& ts) {
+  if (ts.nested_off || !at::isRecordFunctionEnabled()) return;
+  at::enableRecordFunction(false);
+  ts.nested_off = true;
+}
+
+// Any call while a category call runs (depth > 0): its operator nests calls.
+void nested_call(ThreadState& ts) {
+  if (ts.outermost && !ts.outermost->nests.load(std::memory_order_relaxed))
+    ts.outermost->nests.store(true, std::memory_order_relaxed);
+  nested_calls_off(ts);
+}
+
+// The outermost category call begins (depth 0 → 1).
+void enter_outermost(ThreadState& ts, const OpInfo* info) {
+  ts.outermost = info;
+  if (info->nests.load(std::memory_order_relaxed)) nested_calls_off(ts);
+}
+
+// A category call ends: the outermost one switches RecordFunction on again if its nested calls
+// switched it off.
+void leave_category_call(ThreadState& ts) {
+  if (ts.depth > 0) --ts.depth;
+  if (ts.depth == 0) ts.outermost = nullptr;
+  if (ts.depth == 0 && ts.nested_off) {
+    ts.nested_off = false;
+    at::enableRecordFunction(true);
+  }
 }
 
 ArgSlot::Meaning meaning_of(const c10::TypePtr& real) {
@@ -246,14 +292,11 @@ class BackwardCapture final : public torch::autograd::FunctionPostHook {
 
 // ---- the callbacks ---------------------------------------------------------------------------------
 
-// A call whose nested calls can be of no use to the tool: an entry's operator (only the outermost
-// call is kept), an autograd node's work when the engine's operators are not recorded, a no-grad
-// operator while the step rule waits for the next forward pass. Its nested calls skip
-// RecordFunction altogether (the thread's RecordFunction switch is off until the call ends: the
-// dispatcher then takes its fast path, with no boxing of arguments and results), which is most of
-// what an operator cost the program on top of its entry. The call's own end still reaches its
-// callbacks: RecordFunction ends the callbacks a call began with. Other RecordFunction users (a
-// profiler) see no nested calls of such a call while a dump records or watches.
+// An autograd node whose operators are not recorded (no --capture-backward-ops): its nested calls
+// skip RecordFunction from its start (the thread's switch is off until the node ends; every node
+// calls operators, so there is nothing to gain by waiting for the first). The node's own end still
+// reaches its callbacks: RecordFunction ends the callbacks a call began with. Other RecordFunction
+// users (a profiler) see no operators of such a node while a dump records.
 struct NestedCallsOff : at::ObserverContext {
   bool nested_off = false;
 };
@@ -273,7 +316,7 @@ void end_nested_calls_off(at::ObserverContext* raw) {
   if (raw && static_cast<NestedCallsOff*>(raw)->nested_off) at::enableRecordFunction(true);
 }
 
-struct CallContext : NestedCallsOff {
+struct CallContext : NestedCallsOff {  // nested_off stays false: entries switch lazily (ThreadState)
   CapturedRecord captured;
 };
 
@@ -327,17 +370,18 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     if (s->options.capture_backward_ops) return nullptr;
     return with_nested_calls_off(std::make_unique<NestedCallsOff>());
   }
+  if (ts.depth > 0) nested_call(ts);
   return start_entry(fn, s, ts, info);
 }
 
 // The forward half of an entry: the call's inputs, if the call is kept and the step is dumped.
-// RecordFunction is switched off for the call's nested calls before its inputs are encoded and on
-// again after its outputs are, so the tool's own work on them is not recorded either: one switch
-// off, one on per entry (each switch rebuilds LibTorch 1.13's active callbacks).
+// Its nested calls — the tool's own work on its inputs and outputs included — skip RecordFunction
+// from the first of them on (nested_calls_off).
 std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, State* s, ThreadState& ts,
                                                  const OpInfo* info) {
   if (!info->kept) return nullptr;
   if (++ts.depth > 1) return nullptr;
+  enter_outermost(ts, info);
   if (ts.backward_depth > 0 && !s->options.capture_backward_ops) return nullptr;
   g_ops_seen.fetch_add(1, std::memory_order_relaxed);
   if (s->options.auto_step && ts.backward_depth == 0) begin_step_if_forward_starts(*s, fn);
@@ -374,7 +418,9 @@ std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, S
   c.call = call;
   c.step = step;
   c.op = info;
-  auto result = with_nested_calls_off(std::move(ctx));
+  // Tensor mode copies every tensor (nested calls, seen by no one else then).
+  if (s->options.tensor_mode()) nested_calls_off(ts);
+  std::unique_ptr<at::ObserverContext> result = std::move(ctx);
   try {
     FlatEncoder enc(c, s->options.tensor_mode());
     encode_inputs(fn.inputs(), info->args, enc);
@@ -388,7 +434,6 @@ std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, S
     }
   } catch (const std::exception& e) {
     std::cerr << "acccheck dump: " << c.api() << " not recorded: " << e.what() << "\n";
-    end_nested_calls_off(result.get());
     return nullptr;
   }
   return result;
@@ -404,14 +449,12 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
     if (autograd_record(fn) && ts.backward_depth > 0) --ts.backward_depth;
     return end_nested_calls_off(raw);
   }
-  if (!info->kept) return end_nested_calls_off(raw);
-  if (ts.depth > 0) --ts.depth;
+  if (!info->kept) return;
   // The operator threw (its exception is unwinding through the dispatcher): it produced nothing,
   // and the program gets the exception unchanged. No entry, as msprobe's hooks record none.
-  if (!raw || std::uncaught_exceptions() > 0) return end_nested_calls_off(raw);
-  auto* ctx = static_cast<CallContext*>(raw);
-  {
-    CapturedRecord& c = ctx->captured;
+  if (raw && std::uncaught_exceptions() == 0) {
+    // Encoded while the call still counts, so the tool's own operators are nested calls.
+    CapturedRecord& c = static_cast<CallContext*>(raw)->captured;
     try {
       FlatEncoder enc(c, s->options.tensor_mode());
       encode_outputs(fn.outputs(), enc);
@@ -428,7 +471,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
       std::cerr << "acccheck dump: " << c.api() << " not recorded: " << e.what() << "\n";
     }
   }
-  end_nested_calls_off(raw);
+  leave_category_call(ts);
 }
 
 // The end of the backward pass `watch_backward` saw begin: the engine runs its final callbacks
@@ -496,21 +539,27 @@ std::unique_ptr<at::ObserverContext> on_watch_start(const at::RecordFunction& fn
     }
     return nullptr;
   }
-  if (!info->kept || ts.backward_depth > 0) return nullptr;
+  // Only an outermost category call can begin a step (a nested one runs on what its caller was given).
+  if (ts.depth > 0) nested_call(ts);
+  if (!info->kept) return nullptr;
+  if (++ts.depth > 1) return nullptr;
+  enter_outermost(ts, info);
+  if (ts.backward_depth > 0) return nullptr;
   g_ops_seen.fetch_add(1, std::memory_order_relaxed);
-  // A no-grad call (the optimizer's updates) cannot begin a step, nor can its nested calls (they
-  // run with grad mode off too).
-  if (!at::GradMode::is_enabled()) return with_nested_calls_off(std::make_unique<NestedCallsOff>());
-  begin_step_if_forward_starts(*s, fn);
+  // A no-grad call (the optimizer's updates) cannot begin a step.
+  if (at::GradMode::is_enabled()) begin_step_if_forward_starts(*s, fn);
   return nullptr;
 }
 
-void on_watch_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
-  end_nested_calls_off(raw);
+void on_watch_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (!g_state) return;
   ThreadState& ts = thread_state();
-  if (ts.ops.count(fn.name())) return;
-  if (autograd_record(fn) && ts.backward_depth > 0) --ts.backward_depth;
+  auto it = ts.ops.find(fn.name());
+  if (it == ts.ops.end() || !it->second) {
+    if (autograd_record(fn) && ts.backward_depth > 0) --ts.backward_depth;
+    return;
+  }
+  if (it->second->kept) leave_category_call(ts);
 }
 
 // ---- set-up ------------------------------------------------------------------------------------------

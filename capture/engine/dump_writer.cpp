@@ -100,8 +100,10 @@ DumpWriter::~DumpWriter() {
 namespace {
 
 // Records the writer is done with, kept on the thread that captures (where their memory came
-// from) for its next calls: a recycled record's vectors need no allocation.
-constexpr std::size_t kSpareRecords = 64;
+// from) for its next calls: a recycled record's vectors need no allocation. Up to the queue's
+// capacity in records: with fewer, a writer that hands back a long step's records at once had the
+// surplus destroyed and the next step's records allocated anew (most of a small step's records
+// were new ones with a pool of 64).
 thread_local std::vector<CapturedRecord> t_spare_records;
 
 }  // namespace
@@ -121,7 +123,7 @@ void DumpWriter::push(CapturedRecord record) {
   thread_local std::vector<Item> retired;
   queue_.push(Item(std::move(record)), bytes, &retired);
   for (auto& item : retired)
-    if (auto* r = std::get_if<CapturedRecord>(&item); r && t_spare_records.size() < kSpareRecords) {
+    if (auto* r = std::get_if<CapturedRecord>(&item); r && t_spare_records.size() < options_.queue_size) {
       r->clear();  // the tensors it held are freed here, on their thread
       t_spare_records.push_back(std::move(*r));
     }

@@ -15,7 +15,6 @@
 #include <condition_variable>
 #include <cstddef>
 #include <algorithm>
-#include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -45,7 +44,7 @@ class RecordQueue {
       not_full_.wait(lock, [&] { return !full(bytes) || closed_; });
     }
     bytes_ += bytes;
-    items_.emplace_back(std::move(item), bytes);
+    items_.push_back(std::move(item));
     high_water_ = std::max(high_water_, bytes_);
     if (consumer_asleep_) wake_consumer();
   }
@@ -85,9 +84,7 @@ class RecordQueue {
     }
     if (items_.empty()) return false;
     consumer_busy_ = true;
-    out.reserve(items_.size());
-    for (auto& [item, bytes] : items_) out.push_back(std::move(item));
-    items_.clear();
+    out.swap(items_);  // the emptied batch's memory serves the next pushes
     bytes_ = 0;
     not_full_.notify_all();
     return true;
@@ -143,7 +140,10 @@ class RecordQueue {
   const std::size_t max_items_, max_bytes_;
   mutable std::mutex mutex_;
   std::condition_variable not_empty_, not_full_, idle_;
-  std::deque<std::pair<Item, std::size_t>> items_;
+  // A vector, not a deque: the batch changes hands whole (pop_all swaps), so no memory goes from the
+  // producer's thread to the consumer's per item (a deque allocated a node every two records on
+  // the producer's thread and freed it on the consumer's).
+  std::vector<Item> items_;
   std::vector<Item> retired_;
   std::size_t bytes_ = 0, high_water_ = 0, waits_ = 0, wakeups_ = 0;
   bool closed_ = false;
