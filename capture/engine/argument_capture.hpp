@@ -2,9 +2,9 @@
 // statistics, scalars by their Python type, dtype / layout / memory format told apart by the schema
 // argument's type, lists and tuples as lists. Nothing here builds a string or a tree: the writer
 // thread turns the values into msprobe's element encoding (record_building.hpp). In tensor mode
-// every tensor is also copied for dump_tensor_data. Callers run it with RecordFunction off (the
-// engine: inside an entry whose nested calls it switched off, or in a backward hook under a
-// guard), so the operators it runs for some tensors are not recorded.
+// every tensor is also copied for dump_tensor_data. The operators it runs for some tensors are
+// never entries: the engine runs it while the entry's call still counts (they are nested calls,
+// which switch RecordFunction off for the rest of the call), or in a backward hook under a guard.
 #pragma once
 
 #include <ATen/core/ivalue.h>

@@ -15,8 +15,9 @@ struct Statistics {
 // read back here (no host sync on the training thread); the four values are computed on the device
 // into a 4-element float tensor returned in `pending`, which the writer thread copies to the host
 // and applies with apply_pending_statistics(). Statistics the rules leave empty stay null. The
-// operators some tensors need (complex, bool, device, non-dense, other dtypes) are not recorded
-// only if the caller runs with RecordFunction off, as the engine does.
+// operators some tensors need (complex, bool, device, non-dense, other dtypes) go through the
+// dispatcher: the engine runs this while the entry's call is still counted, so they are nested
+// calls of it (capture_engine.cpp, nested_calls_off), never entries.
 void fill_statistics(const at::Tensor& t, Statistics& out, at::Tensor* pending);
 void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec);
 
