@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # dump overhead: the median step time of the example training program (examples/train) with no
 # tool, with the tool loaded but not dumping (a step that is not requested), in statistics mode and
-# in tensor mode, each with stacks off and on; all in one run, modes interleaved round by round so
-# the shared VM's noise hits every mode alike. Also bytes per entry against the reference's dump,
-# and the writer's memory bound (queue high-water mark).
+# in tensor mode, each with stacks off and on; all in one run, modes interleaved round by round (in
+# an order that turns each round) so the shared VM's noise hits every mode alike. Also bytes per
+# entry against the reference's dump, and the writer's memory bound (queue high-water mark).
 # Usage: bench/dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS] [CONFIGS]
 #   CONFIGS: which model/size pairs, e.g. "mlp/small" (default: all four); a short op-bound step
 #   wants more steps and rounds than the default to get past this VM's noise.
@@ -51,8 +51,13 @@ modes=(none idle stats-off stats-full tensor-off tensor-full)
 for config in $configs; do
   model=${config%/*} size=${config#*/}
   declare -A samples=()
-  for _ in $(seq "$rounds"); do
-    for m in "${modes[@]}"; do samples[$m]+="$(run_mode "$model" "$m") "; done
+  # The order of the modes turns by one each round: with a fixed order, the run right after the
+  # no-tool run came out up to 0.1x better on this VM whatever it was (RESULTS.md, ninth session).
+  for round in $(seq "$rounds"); do
+    for k in "${!modes[@]}"; do
+      m=${modes[$(((k + round) % ${#modes[@]}))]}
+      samples[$m]+="$(run_mode "$model" "$m") "
+    done
   done
   base=$(echo "${samples[none]}" | tr ' ' '\n' | grep . | median_of)
   echo "model $model, $size ($(size_args "$model" "$size"); $steps steps, median of $rounds runs of the per-run median step time)"
