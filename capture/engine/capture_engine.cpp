@@ -144,8 +144,9 @@ void enter_outermost(ThreadState& ts, const OpInfo* info) {
 // switched it off.
 void leave_category_call(ThreadState& ts) {
   if (ts.depth > 0) --ts.depth;
-  if (ts.depth == 0) ts.outermost = nullptr;
-  if (ts.depth == 0 && ts.nested_off) {
+  if (ts.depth > 0) return;
+  ts.outermost = nullptr;
+  if (ts.nested_off) {
     ts.nested_off = false;
     at::enableRecordFunction(true);
   }
@@ -301,10 +302,10 @@ struct NestedCallsOff : at::ObserverContext {
   bool nested_off = false;
 };
 
-// Switches nested calls off for `ctx` (if RecordFunction is on for this thread at all).
-template <typename Context>
-std::unique_ptr<at::ObserverContext> with_nested_calls_off(std::unique_ptr<Context> ctx) {
-  if (ctx && at::isRecordFunctionEnabled()) {
+// A node's context, its nested calls switched off (if RecordFunction is on for this thread at all).
+std::unique_ptr<at::ObserverContext> node_with_nested_calls_off() {
+  auto ctx = std::make_unique<NestedCallsOff>();
+  if (at::isRecordFunctionEnabled()) {
     at::enableRecordFunction(false);
     ctx->nested_off = true;
   }
@@ -368,7 +369,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     g_backward_seen.store(true, std::memory_order_relaxed);
     // The operators a node runs are entries only with --capture-backward-ops.
     if (s->options.capture_backward_ops) return nullptr;
-    return with_nested_calls_off(std::make_unique<NestedCallsOff>());
+    return node_with_nested_calls_off();
   }
   if (ts.depth > 0) nested_call(ts);
   return start_entry(fn, s, ts, info);
@@ -554,8 +555,8 @@ std::unique_ptr<at::ObserverContext> on_watch_start(const at::RecordFunction& fn
 void on_watch_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (!g_state) return;
   ThreadState& ts = thread_state();
-  auto it = ts.ops.find(fn.name());
-  if (it == ts.ops.end() || !it->second) {
+  auto it = ts.ops.find(fn.name());  // only dispatcher operators are there
+  if (it == ts.ops.end()) {
     if (autograd_record(fn) && ts.backward_depth > 0) --ts.backward_depth;
     return;
   }
