@@ -37,6 +37,7 @@ namespace {
 
 struct State {
   host::DumpOptions options;
+  bool tensor_mode = false;  // options.tensor_mode(), read on every call (not a string compare each)
   std::string rank_dir;
   std::optional<std::int64_t> rank;
   host::PluginRegistry registry;
@@ -275,7 +276,7 @@ class BackwardCapture final : public torch::autograd::FunctionPostHook {
     c.call = call_;
     c.direction = Direction::backward;  // no acccheck_op: replay takes it from the forward
     try {
-      FlatEncoder enc(c, g_state->options.tensor_mode());
+      FlatEncoder enc(c, g_state->tensor_mode);
       for (const auto& g : grad_outputs) enc.tensor(g, Section::grad_inputs);
       for (const auto& g : grad_inputs) enc.tensor(g, Section::grad_outputs);
       g_state->writer->push(std::move(c));
@@ -420,10 +421,10 @@ std::unique_ptr<at::ObserverContext> start_entry(const at::RecordFunction& fn, S
   c.step = step;
   c.op = info;
   // Tensor mode copies every tensor (nested calls, seen by no one else then).
-  if (s->options.tensor_mode()) nested_calls_off(ts);
+  if (s->tensor_mode) nested_calls_off(ts);
   std::unique_ptr<at::ObserverContext> result = std::move(ctx);
   try {
-    FlatEncoder enc(c, s->options.tensor_mode());
+    FlatEncoder enc(c, s->tensor_mode);
     encode_inputs(fn.inputs(), info->args, enc);
     const host::StackMode mode = s->options.stack;
     if (mode != host::StackMode::off) {
@@ -457,7 +458,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
     // Encoded while the call still counts, so the tool's own operators are nested calls.
     CapturedRecord& c = static_cast<CallContext*>(raw)->captured;
     try {
-      FlatEncoder enc(c, s->options.tensor_mode());
+      FlatEncoder enc(c, s->tensor_mode);
       encode_outputs(fn.outputs(), enc);
       // Gradients: one post hook on the autograd node that produced the outputs.
       for (const auto& v : fn.outputs()) {
@@ -628,6 +629,7 @@ void after_fork_in_parent() {
 State* engine_for_forked_child(const State& parent) {
   auto s = std::make_unique<State>();
   s->options = parent.options;
+  s->tensor_mode = s->options.tensor_mode();
   s->options.dump_path = CaptureEngine::child_dump_path(parent.options.dump_path);
   s->options.exit_after_last_step = false;  // ending a worker would break the parent's training
   s->rank = parent.rank;
@@ -685,6 +687,7 @@ void CaptureEngine::configure(host::DumpOptions options) {
   host::validate_dump_options(options, "dump options");
   auto s = std::make_unique<State>();
   s->options = std::move(options);
+  s->tensor_mode = s->options.tensor_mode();
   s->rank = rank_from_environment();
   s->rank_dir = s->rank ? "rank" + std::to_string(*s->rank) : "rank";
   host::PluginSearch search;

@@ -37,6 +37,11 @@ class RecordQueue {
     if (reuse) {
       if (reuse->empty()) reuse->swap(retired);
       else for (auto& r : retired) reuse->push_back(std::move(r));
+      // The emptied vector goes back with its memory: the consumer's next retire() hands it to the
+      // consumer as its next batch, and pop_all() to the pushes as their queue. Destroyed here, it
+      // left every vector in the cycle to start empty, and the pushes grew the queue anew each batch.
+      retired.clear();
+      retired_.swap(retired);
     }
     if (full(bytes)) {
       ++waits_;
