@@ -36,8 +36,9 @@ namespace {
 // ---- operator classification, cached per dispatcher operator -----------------------------------
 
 struct State {
+  explicit State(host::DumpOptions o) : options(std::move(o)), tensor_mode(options.tensor_mode()) {}
   host::DumpOptions options;
-  bool tensor_mode = false;  // options.tensor_mode(), read on every call (not a string compare each)
+  const bool tensor_mode;  // options.tensor_mode(), read on every call (not a string compare each)
   std::string rank_dir;
   std::optional<std::int64_t> rank;
   host::PluginRegistry registry;
@@ -627,9 +628,7 @@ void after_fork_in_parent() {
 // The followed child's engine: the parent's options, hooks, classification and callbacks; a new
 // writer and new counters. Throws what the writer's set-up throws.
 State* engine_for_forked_child(const State& parent) {
-  auto s = std::make_unique<State>();
-  s->options = parent.options;
-  s->tensor_mode = s->options.tensor_mode();
+  auto s = std::make_unique<State>(parent.options);
   s->options.dump_path = CaptureEngine::child_dump_path(parent.options.dump_path);
   s->options.exit_after_last_step = false;  // ending a worker would break the parent's training
   s->rank = parent.rank;
@@ -685,9 +684,7 @@ void CaptureEngine::configure(host::DumpOptions options) {
   static std::once_flag fork_handlers;
   std::call_once(fork_handlers, [] { ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child); });
   host::validate_dump_options(options, "dump options");
-  auto s = std::make_unique<State>();
-  s->options = std::move(options);
-  s->tensor_mode = s->options.tensor_mode();
+  auto s = std::make_unique<State>(std::move(options));
   s->rank = rank_from_environment();
   s->rank_dir = s->rank ? "rank" + std::to_string(*s->rank) : "rank";
   host::PluginSearch search;
