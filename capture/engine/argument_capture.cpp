@@ -1,6 +1,7 @@
 #include "engine/argument_capture.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 
 #include "engine/tensor_statistics.hpp"
 
@@ -44,7 +45,10 @@ void FlatEncoder::add_tensor(const at::Tensor& t) {
   fill_statistics(t, v.stats, &pending);
   if (pending.defined()) record_.pending_statistics.emplace_back(record_.tensor_specs, pending);
   // One copy on the training thread; the writer moves it to the host and pickles it.
-  if (save_) record_.tensors.emplace_back(record_.tensor_specs, t.detach().clone());
+  if (save_) {
+    at::RecordFunctionGuard unseen(false);  // the tool's own operator: no profiler sees it
+    record_.tensors.emplace_back(record_.tensor_specs, t.detach().clone());
+  }
   ++record_.tensor_specs;
 }
 
@@ -137,7 +141,7 @@ void encode_inputs(c10::ArrayRef<const c10::IValue> inputs, const std::vector<Ar
   }
 }
 
-void encode_outputs(const std::vector<c10::IValue>& outputs, FlatEncoder& enc) {
+void encode_outputs(c10::ArrayRef<const c10::IValue> outputs, FlatEncoder& enc) {
   for (std::size_t i = 0; i < outputs.size(); ++i) enc.value(outputs[i], ArgSlot::Meaning::plain, Section::outputs, i);
 }
 

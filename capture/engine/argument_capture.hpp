@@ -3,8 +3,8 @@
 // argument's type, lists and tuples as lists. Nothing here builds a string or a tree: the writer
 // thread turns the values into msprobe's element encoding (record_building.hpp). In tensor mode
 // every tensor is also copied for dump_tensor_data. The operators it runs for some tensors are
-// never entries: the engine runs it while the entry's call still counts (they are nested calls,
-// which switch RecordFunction off for the rest of the call), or in a backward hook under a guard.
+// never entries: the engine runs it with the capture key excluded (capture_mode.hpp, ToolCalls),
+// and a profiler's RecordFunction callbacks do not see them either.
 #pragma once
 
 #include <ATen/core/ivalue.h>
@@ -38,6 +38,6 @@ class FlatEncoder {
 // would leave them out (trailing positional ones, keyword-only ones): the call is the same, the
 // entry smaller, and replay fills the defaults back from the schema.
 void encode_inputs(c10::ArrayRef<const c10::IValue> inputs, const std::vector<ArgSlot>& slots, FlatEncoder& enc);
-void encode_outputs(const std::vector<c10::IValue>& outputs, FlatEncoder& enc);
+void encode_outputs(c10::ArrayRef<const c10::IValue> outputs, FlatEncoder& enc);
 
 }  // namespace acccheck::capture

@@ -1,6 +1,7 @@
-// The dump engine: one per process. A global RecordFunction callback keeps the outermost call of a
-// hook plugin's category per thread, records its arguments, outputs and (through a post hook on its
-// autograd node) its gradients, and hands the records to the writer thread. Reached through the SDK
+// The dump engine: one per process. A dispatcher fallback on a mode key (capture_mode.hpp) sees the
+// outermost calls of the threads it captures, keeps those of a hook plugin's category, records
+// their arguments, outputs and (through a post hook on their autograd node) gradients, and hands
+// the records to the writer thread. Reached through the SDK
 // (acccheck::Debugger), the preload library (`acccheck dump -- PROG`) and the TorchScript runner.
 #pragma once
 

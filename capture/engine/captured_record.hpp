@@ -8,7 +8,6 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -38,10 +37,8 @@ struct OpInfo {
   std::string api_name;          // "Aten.addmm"
   std::size_t api_id = 0;        // index of api_name among the names classified so far
   bool replayable = true;
-  std::vector<ArgSlot> args;
-  // A call of it was seen to call other operators (capture_engine.cpp: nested calls are switched off
-  // up front for it from then on). Shared by the threads that capture.
-  mutable std::atomic<bool> nests{false};
+  std::size_t arguments = 0, returns = 0;  // the schema's: how many values a call has on the stack
+  std::vector<ArgSlot> args;               // kept operators only
 };
 
 enum class Section : std::uint8_t { args, kwargs, outputs, grad_inputs, grad_outputs };

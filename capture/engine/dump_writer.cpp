@@ -14,6 +14,7 @@
 #include <filesystem>
 
 
+#include "engine/capture_mode.hpp"
 #include "engine/record_building.hpp"
 #include "engine/tensor_statistics.hpp"
 
@@ -226,7 +227,9 @@ void DumpWriter::run() {
   ::pthread_sigmask(SIG_BLOCK, &term, nullptr);
   // Named, so that `top -H`, gdb and perf tell it from the program's own threads.
   ::pthread_setname_np(::pthread_self(), "acccheck-writer");
-  // Everything the writer runs (statistics read-back, .pt pickling) stays out of the dump.
+  // Everything the writer runs (statistics read-back, .pt pickling) stays out of the dump: its calls
+  // are not captured (it was started by a thread whose calls may be) and no profiler sees them.
+  capture_calls_on_this_thread(false);
   at::RecordFunctionGuard no_record(false);  // RecordFunction off on this thread
   std::vector<Item> batch;
   while (queue_.pop_all(batch)) {

@@ -5,12 +5,14 @@
 #include "engine/tensor_statistics.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <c10/util/intrusive_ptr.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include <acccheck/simd.hpp>
 
@@ -109,6 +111,20 @@ double round_to(at::ScalarType t, double v) {
     case at::kBFloat16: return static_cast<float>(at::BFloat16(static_cast<float>(v)));
     default: return static_cast<float>(v);
   }
+}
+
+// The dtypes accumulate_tensor and first_element read in place.
+bool read_in_place(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16: case at::kLong:
+    case at::kInt: case at::kShort: case at::kChar: case at::kByte: return true;
+    default: return false;
+  }
+}
+
+// Statistics of this tensor are read from its memory, with no operator (the common case).
+bool without_operators(const at::Tensor& t) {
+  return t.is_cpu() && read_in_place(t.scalar_type()) && (t.dim() == 0 || t.is_non_overlapping_and_dense());
 }
 
 bool no_data(const at::Tensor& t) {
@@ -233,6 +249,10 @@ void remember(const at::Tensor& t, const Statistics& spec) {
 void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending) {
   spec.max = spec.min = spec.mean = spec.norm = Statistic{};
   if (no_data(t)) return;
+  // The tool's own operators (complex, bool, device, non-dense tensors, other dtypes): no profiler
+  // sees them. The engine runs this with the capture key excluded, so they are never entries.
+  std::optional<at::RecordFunctionGuard> unseen;
+  if (!without_operators(t)) unseen.emplace(false);
   at::Tensor x = t;
   if (x.is_complex()) x = x.abs();
   if (!x.is_cpu()) {

@@ -16,8 +16,8 @@ struct Statistics {
 // into a 4-element float tensor returned in `pending`, which the writer thread copies to the host
 // and applies with apply_pending_statistics(). Statistics the rules leave empty stay null. The
 // operators some tensors need (complex, bool, device, non-dense, other dtypes) go through the
-// dispatcher: the engine runs this while the entry's call is still counted, so they are nested
-// calls of it (capture_engine.cpp, nested_calls_off), never entries.
+// dispatcher: the engine runs this with the capture key excluded (capture_mode.hpp, ToolCalls), so
+// they are never entries, and under a RecordFunction guard, so no profiler sees them.
 void fill_statistics(const at::Tensor& t, Statistics& out, at::Tensor* pending);
 void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec);
 

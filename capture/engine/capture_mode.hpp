@@ -1,0 +1,51 @@
+// How operator calls reach the dump engine: a boxed dispatcher fallback on a mode key that the
+// threads being captured hold in their thread-local "included" dispatch-key set.
+//
+// Why not RecordFunction: with any FUNCTION-scope RecordFunction callback enabled, every dispatcher
+// call — each nested one too (linear → t → transpose → as_strided, every op of every autograd node)
+// — builds a RecordFunction and runs the callbacks; on the small op-bound example step a callback
+// that does nothing at all costs 1.25× the step (bench/RESULTS.md, eleventh session). A mode key
+// costs only the calls that reach it: the fallback runs the operator with the key excluded, so its
+// nested calls and the tool's own work dispatch as if no tool were there, and the outermost call is
+// one boxing of its arguments and results (the small step: 1.00-1.04×, within noise).
+//
+// The key is TESTING_ONLY_GenericMode: the only mode key in LibTorch 1.13 and 2.x that no part of
+// PyTorch uses (the Python keys belong to torch_python's own fallbacks). It sits above autograd,
+// autocast and functorch, so the engine sees a call as the program made it (aten::linear, not the
+// addmm inside). Another library that registers a fallback on it is refused in one line.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+namespace acccheck::capture {
+
+constexpr c10::DispatchKey kCaptureKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+
+// Registers `fallback` as the key's fallback, once per process (later calls do nothing). Throws
+// std::runtime_error with one line if the key already has a fallback of someone else's.
+void install_capture_fallback(c10::KernelFunction fallback);
+
+// The calling thread's calls reach the fallback (or no longer do). Threads it creates from then on
+// inherit the setting (thread_start.cpp); autograd's and at::launch's threads carry it with the rest
+// of LibTorch's thread-local state.
+void capture_calls_on_this_thread(bool on);
+
+// The key is included and not excluded: a call made now reaches the fallback.
+inline bool this_thread_captures() {
+  return c10::impl::tls_is_dispatch_key_included(kCaptureKey) && !c10::impl::tls_is_dispatch_key_excluded(kCaptureKey);
+}
+
+// The key set an operator is run with from the fallback: every key below the capture key.
+inline c10::DispatchKeySet below_capture(c10::DispatchKeySet ks) {
+  return ks & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kCaptureKey);
+}
+
+// While it lives, the calling thread's calls skip the fallback: the operator the fallback runs
+// (so its nested calls are never entries) and the tool's own work.
+struct ToolCalls {
+  ToolCalls() : excluded(kCaptureKey) {}
+  c10::impl::ExcludeDispatchKeyGuard excluded;
+};
+
+}  // namespace acccheck::capture

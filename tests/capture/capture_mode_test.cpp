@@ -1,0 +1,123 @@
+// How calls reach the engine (capture/engine/capture_mode.hpp): a dispatcher fallback on a mode key
+// sees the outermost calls of the threads it captures and runs each operator with the key excluded.
+// So entries are the outermost calls; a program's own RecordFunction callback sees every call as it
+// would without the tool, nested ones included, and none of the tool's own; a call that threw leaves
+// the thread captured; threads started by a capturing thread are captured, threads started from
+// inside a call or by the tool are not.
+#include <ATen/ATen.h>
+#include <ATen/record_function.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <acccheck/json.hpp>
+
+#include "engine/capture_engine.hpp"
+#include "engine/capture_mode.hpp"
+#include "support/test_support.hpp"
+
+using acccheck::capture::CaptureEngine;
+
+namespace {
+
+thread_local std::set<std::string> t_seen;  // what the program's own callback saw on this thread
+
+std::set<std::string> entry_names(const std::string& dump_json) {
+  std::ifstream in(dump_json);
+  std::stringstream text;
+  text << in.rdbuf();
+  acccheck::Json dump = acccheck::parse_json(text.str(), "dump.json");
+  std::set<std::string> names;
+  for (const auto& m : dump.find("data")->members()) names.insert(m.first);
+  return names;
+}
+
+acccheck::host::DumpOptions options_in(const acccheck::test::TempDir& dir) {
+  acccheck::host::DumpOptions o;
+  o.dump_path = dir / "d";
+  o.stack = acccheck::host::StackMode::off;
+  o.plugin_dirs = {ACCCHECK_PLUGIN_DIR};
+  return o;
+}
+
+}  // namespace
+
+TEST(CaptureMode, EntriesAreOutermostAndTheProgramsCallbackSeesEveryCall) {
+  acccheck::test::TempDir dir;
+  auto& engine = CaptureEngine::instance();
+  engine.configure(options_in(dir));
+  auto own = at::addThreadLocalCallback(at::RecordFunctionCallback([](const at::RecordFunction& fn) {
+    t_seen.insert(fn.name());
+    return std::unique_ptr<at::ObserverContext>();
+  }).scopes({at::RecordScope::FUNCTION}));
+  // A composite call with several nested calls (batched matmul: views, a matrix product, a view
+  // back), before the dump starts: what the program's callback sees of it without a dump.
+  at::Tensor batch = at::ones({2, 4, 4});
+  at::Tensor a = at::ones({4, 4}), x = at::ones({2, 3});
+  t_seen.clear();
+  (void)at::matmul(batch, a);
+  const std::set<std::string> matmul_alone = t_seen;
+  t_seen.clear();
+  ASSERT_GT(matmul_alone.size(), 2u) << "the test needs a call with more than one nested call";
+  engine.start();
+
+  at::Tensor b = at::addmm(a, a, a);
+  EXPECT_THROW((void)at::mm(x, x), c10::Error);
+  EXPECT_TRUE(acccheck::capture::this_thread_captures()) << "still captured after a call that threw";
+  at::Tensor c = at::relu(b);
+  t_seen.clear();
+  at::Tensor d = at::matmul(batch, a);
+  const std::set<std::string> around_matmul = t_seen;
+  t_seen.clear();
+  // A bool result: its statistics are the tool's own any/all, which nobody else sees.
+  at::Tensor e = at::eq(a, b);
+  const std::set<std::string> around_eq = t_seen;
+  at::removeCallback(own);
+  engine.stop();
+  std::string summary = engine.finish();
+  ASSERT_NE(summary.find("written to"), std::string::npos) << summary;
+
+  EXPECT_EQ(around_matmul, matmul_alone) << "the program's callback sees the nested calls as without a dump";
+  EXPECT_EQ(around_eq, (std::set<std::string>{"aten::eq"})) << "the statistics' any/all are the tool's own";
+  std::set<std::string> names = entry_names(dir / "d/step0/rank/dump.json");
+  for (const char* kept : {"Aten.addmm.0.forward", "Aten.relu.0.forward", "Aten.matmul.0.forward", "Aten.eq.0.forward"})
+    EXPECT_TRUE(names.count(kept)) << kept;
+  EXPECT_FALSE(names.count("Aten.mm.0.forward")) << "neither the call that threw nor matmul's nested mm is an entry";
+  EXPECT_FALSE(names.count("Aten.any.0.forward"));
+  EXPECT_FALSE(names.count("Aten.all.0.forward"));
+  EXPECT_EQ(names.size(), 4u) << "the four calls the test made, nothing else";
+}
+
+TEST(CaptureMode, ThreadsStartedByACapturingThreadAreCaptured) {
+  acccheck::test::TempDir dir;
+  auto& engine = CaptureEngine::instance();
+  engine.configure(options_in(dir));
+  engine.start();
+  bool loader_captures = false, tool_thread_captures = true;
+  std::thread loader([&] {
+    loader_captures = acccheck::capture::this_thread_captures();
+    (void)at::tanh(at::ones({3}));  // a data loader's operator: an entry
+  });
+  loader.join();
+  {
+    acccheck::capture::ToolCalls tool;  // a thread started from inside a call, or by the tool itself
+    std::thread helper([&] {
+      tool_thread_captures = acccheck::capture::this_thread_captures();
+      (void)at::sigmoid(at::ones({3}));
+    });
+    helper.join();
+  }
+  engine.stop();
+  std::string summary = engine.finish();
+  EXPECT_FALSE(acccheck::capture::this_thread_captures()) << "finish() ends the capture of its thread";
+  ASSERT_NE(summary.find("written to"), std::string::npos) << summary;
+  EXPECT_TRUE(loader_captures);
+  EXPECT_FALSE(tool_thread_captures);
+  std::set<std::string> names = entry_names(dir / "d/step0/rank/dump.json");
+  EXPECT_TRUE(names.count("Aten.tanh.0.forward"));
+  EXPECT_FALSE(names.count("Aten.sigmoid.0.forward"));
+}
