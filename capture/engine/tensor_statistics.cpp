@@ -1,5 +1,5 @@
-// One pass per tensor: max, min, sum and sum of squares are accumulated together (four independent
-// lanes so the loop vectorises); Mean and Norm are then rounded to the tensor's dtype the way
+// One pass per tensor: max, min, sum and sum of squares are accumulated together
+// (statistics_pass.hpp); Mean and Norm are then rounded to the tensor's dtype the way
 // msprobe's low-precision statistics are (fp16/bf16/fp32 reduced in their own dtype, every other
 // dtype in float32).
 #include "engine/tensor_statistics.hpp"
@@ -14,73 +14,11 @@
 #include <memory>
 #include <optional>
 
-#include <acccheck/simd.hpp>
+#include "engine/statistics_pass.hpp"
 
 namespace acccheck::capture {
 
 namespace {
-
-struct Accumulated {
-  double max = -std::numeric_limits<double>::infinity();
-  double min = std::numeric_limits<double>::infinity();
-  double sum = 0, sumsq = 0;
-  bool nan = false;
-};
-
-// Max/min in float lanes over the whole tensor; sums in float lanes over blocks of 512 elements,
-// each block's lanes then added to double lanes (so the error stays that of an 8-element float sum
-// per lane, then double's). The lanes are fixed (64), so the sums are the same in every clone
-// (AVX-512, AVX2, baseline). 64 lanes are four AVX-512 registers per quantity: four independent
-// chains of adds, maxima and minima, so the loop runs at the vector units' throughput, not at one
-// add's latency per 16 elements (16 lanes, one register per quantity, read 3 elements per cycle on
-// this project's VM). No NaN test per element:
-// the sum of squares is NaN exactly when an element is (squares are never negative, so no inf - inf
-// can arise there), which tells it at the end for free.
-template <typename T>
-ACCCHECK_SIMD_CLONES Accumulated accumulate(const T* p, std::int64_t n) {
-  constexpr int L = 64;
-  constexpr std::int64_t kBlock = 512;
-  float mx[L], mn[L];
-  for (int l = 0; l < L; ++l) {
-    mx[l] = -std::numeric_limits<float>::infinity();
-    mn[l] = std::numeric_limits<float>::infinity();
-  }
-  double block_sum[L] = {}, block_sumsq[L] = {};  // the blocks' float sums, added in double per lane
-  Accumulated a;
-  std::int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    float s[L] = {}, q[L] = {};
-    for (std::int64_t j = i; j < i + kBlock; j += L)
-      for (int l = 0; l < L; ++l) {
-        float v = static_cast<float>(p[j + l]);
-        mx[l] = v > mx[l] ? v : mx[l];
-        mn[l] = v < mn[l] ? v : mn[l];
-        s[l] += v;
-        q[l] += v * v;
-      }
-    for (int l = 0; l < L; ++l) {  // lane by lane: vector adds, not a chain of 64 scalar ones
-      block_sum[l] += s[l];
-      block_sumsq[l] += q[l];
-    }
-  }
-  for (int l = 0; i > 0 && l < L; ++l) {
-    a.sum += block_sum[l];
-    a.sumsq += block_sumsq[l];
-  }
-  for (; i < n; ++i) {
-    float v = static_cast<float>(p[i]);
-    a.max = std::max<double>(a.max, v);
-    a.min = std::min<double>(a.min, v);
-    a.sum += v;
-    a.sumsq += static_cast<double>(v) * v;
-  }
-  for (int l = 0; l < L; ++l) {
-    a.max = std::max<double>(a.max, mx[l]);
-    a.min = std::min<double>(a.min, mn[l]);
-  }
-  a.nan = std::isnan(a.sumsq);
-  return a;
-}
 
 // float64 values keep their range in the max/min (cast to float32 only for mean/norm would differ
 // from msprobe, which casts the whole tensor to float32 first): do what msprobe does.
