@@ -9,6 +9,7 @@ packages=(
   libtorch-dev libopenblas0            # LibTorch 1.13 (CPU); OpenBLAS instead of the reference BLAS
   libboost-dev libboost-program-options-dev
   libboost-stacktrace-dev              # dump: symbolising C++ call stacks (stack.json)
+  libunwind8                           # dump: the cached stack walk (loaded at run time; Boost's without it)
   libyaml-cpp-dev libspdlog-dev rapidjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   time                                 # /usr/bin/time for the bench scripts

@@ -1,6 +1,7 @@
 // C++ call stacks for stack.json. The hot path only stores raw return addresses (an unwind, no
-// symbol lookup); each distinct stack is turned into msprobe-style lines once, on the writer
-// thread, with Boost.Stacktrace (function, file:line where debug info exists).
+// symbol lookup: libunwind's cached walk where the system has it, else Boost.Stacktrace's); each
+// distinct stack is turned into msprobe-style lines once, on the writer thread, with
+// Boost.Stacktrace (function, file:line where debug info exists).
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,10 @@ struct RawStack {
 
 // Return addresses of the calling thread, innermost first (at most `max_frames`).
 RawStack capture_raw_stack(std::size_t max_frames = 48);
+// Loads the unwinder capture_raw_stack uses, so the first capture does not (the engine's set-up).
+void prepare_stack_capture();
+// Which walk capture_raw_stack takes: "libunwind" or "boost".
+const char* stack_walker();
 
 // Lines in msprobe's form. Python frames when the call came from Python: "File /src/train.py,
 // line 9, in train_step, \n loss = model(x)". Otherwise C++ frames, innermost user frame first, frames of LibTorch, acccheck and the C/C++

@@ -497,6 +497,7 @@ void CaptureEngine::configure(host::DumpOptions options) {
     throw std::runtime_error(why);
   }
   open_writer(*s);
+  if (s->options.stack != host::StackMode::off) prepare_stack_capture();
   {
     // A new configuration may classify differently. The old entries are retired, not freed: another
     // thread may still hold a pointer until it sees the new epoch.
