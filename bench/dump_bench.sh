@@ -4,9 +4,14 @@
 # in tensor mode, each with stacks off and on; all in one run, modes interleaved round by round (in
 # an order that turns each round) so the shared VM's noise hits every mode alike. Also bytes per
 # entry against the reference's dump, and the writer's memory bound (queue high-water mark).
-# Usage: bench/dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS] [CONFIGS]
+# Usage: [PIN=1] bench/dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS] [CONFIGS]
 #   CONFIGS: which model/size pairs, e.g. "mlp/small" (default: all four); a short op-bound step
 #   wants more steps and rounds than the default to get past this VM's noise.
+#   PIN=1: every run on CPU 0 and the dump's writer thread on CPU 1. On this project's 2-vCPU VM
+#   one vCPU is at times ~40 % slower than the other and the scheduler moves the training thread
+#   between them mid-run (RESULTS.md, eleventh session): pinned, the quartiles of the ratios narrow
+#   from ±30 % to ±3 %. Where writer and program thread then share a physical core, the figures
+#   include what the writer takes from the program.
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-5}
@@ -17,6 +22,24 @@ train="$build/examples/acccheck-example-train"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1
+
+# CMD... on CPU 0 (with PIN=1), and any thread named acccheck-writer it starts on CPU 1.
+pinned() {
+  if [ "${PIN:-0}" != 1 ]; then "$@"; return; fi
+  taskset -c 0 "$@" &
+  local pid=$! mover
+  ( for _ in $(seq 500); do
+      for c in /proc/[0-9]*/task/[0-9]*/comm; do
+        [ "$(cat "$c" 2>/dev/null)" = acccheck-writer ] || continue
+        t=${c%/comm}; taskset -p -c 1 "${t##*/}" >/dev/null 2>&1 && exit 0
+      done
+      sleep 0.02
+    done ) &
+  mover=$!
+  wait "$pid"; local rc=$?
+  kill "$mover" 2>/dev/null; wait "$mover" 2>/dev/null
+  return $rc
+}
 
 median_of() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
@@ -38,12 +61,12 @@ run_mode() {
   args+=("${extra[@]}")
   rm -rf "$work/d"
   case $mode in
-    none)        "$train" "${args[@]}" ;;
-    idle)        "$acc" dump --dump-path "$work/d" --step 999999 -- "$train" "${args[@]}" ;;
-    stats-off)   "$acc" dump --dump-path "$work/d" --stack off -- "$train" "${args[@]}" ;;
-    stats-full)  "$acc" dump --dump-path "$work/d" --stack full -- "$train" "${args[@]}" ;;
-    tensor-off)  "$acc" dump --dump-path "$work/d" --task tensor --stack off -- "$train" "${args[@]}" ;;
-    tensor-full) "$acc" dump --dump-path "$work/d" --task tensor --stack full -- "$train" "${args[@]}" ;;
+    none)        pinned "$train" "${args[@]}" ;;
+    idle)        pinned "$acc" dump --dump-path "$work/d" --step 999999 -- "$train" "${args[@]}" ;;
+    stats-off)   pinned "$acc" dump --dump-path "$work/d" --stack off -- "$train" "${args[@]}" ;;
+    stats-full)  pinned "$acc" dump --dump-path "$work/d" --stack full -- "$train" "${args[@]}" ;;
+    tensor-off)  pinned "$acc" dump --dump-path "$work/d" --task tensor --stack off -- "$train" "${args[@]}" ;;
+    tensor-full) pinned "$acc" dump --dump-path "$work/d" --task tensor --stack full -- "$train" "${args[@]}" ;;
   esac 2>/dev/null | sed -n 's/^median step: \([0-9.]*\) ms/\1/p'
 }
 

@@ -82,10 +82,28 @@ Accumulated finish(const T* p, std::int64_t n, const Lanes& lanes) {
   return a;
 }
 
+// Fewer elements than a block: only the tail. The lanes would still be at their start (-inf, +inf,
+// no sums), which leave max, min and sums as the tail made them, so they are not looked at (most of
+// a step's tensors are this small: biases, losses, scalars).
+template <typename T>
+Accumulated tail_only(const T* p, std::int64_t n) {
+  Accumulated a;
+  for (std::int64_t i = 0; i < n; ++i) {
+    float v = static_cast<float>(p[i]);
+    a.max = std::max<double>(a.max, v);
+    a.min = std::min<double>(a.min, v);
+    a.sum += v;
+    a.sumsq += static_cast<double>(v) * v;
+  }
+  a.nan = std::isnan(a.sumsq);
+  return a;
+}
+
 template <typename T>
 Accumulated accumulate(const T* p, std::int64_t n) {
+  if (n < kBlock) return tail_only(p, n);
   Lanes lanes;
-  if (n >= kBlock) accumulate_blocks(p, n / kBlock, lanes);
+  accumulate_blocks(p, n / kBlock, lanes);
   return finish(p, n, lanes);
 }
 
