@@ -8,6 +8,8 @@
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <dirent.h>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -42,6 +44,24 @@ acccheck::host::DumpOptions options_in(const acccheck::test::TempDir& dir) {
   o.stack = acccheck::host::StackMode::off;
   o.plugin_dirs = {ACCCHECK_PLUGIN_DIR};
   return o;
+}
+
+// The writer thread's voluntary context switches so far (-1: no writer thread).
+long writer_switches() {
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (!tasks) return -1;
+  long found = -1;
+  while (dirent* e = ::readdir(tasks)) {
+    std::string task = std::string("/proc/self/task/") + e->d_name;
+    std::ifstream comm(task + "/comm");
+    std::string name;
+    if (!std::getline(comm, name) || name != "acccheck-writer") continue;
+    std::ifstream status(task + "/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) found = std::stol(line.substr(line.find(':') + 1));
+  }
+  ::closedir(tasks);
+  return found;
 }
 
 }  // namespace
@@ -120,4 +140,29 @@ TEST(CaptureMode, ThreadsStartedByACapturingThreadAreCaptured) {
   std::set<std::string> names = entry_names(dir / "d/step0/rank/dump.json");
   EXPECT_TRUE(names.count("Aten.tanh.0.forward"));
   EXPECT_FALSE(names.count("Aten.sigmoid.0.forward"));
+}
+
+TEST(CaptureMode, StepsThatAreNotDumpedLeaveTheWriterAsleep) {
+  acccheck::test::TempDir dir;
+  auto o = options_in(dir);
+  o.steps = acccheck::host::parse_index_selection({"1000"}, "step");
+  auto& engine = CaptureEngine::instance();
+  engine.configure(o);
+  engine.start();
+  at::Tensor x = at::ones({8});
+  // The writer goes to sleep after 20 ms with nothing to do.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const long before = writer_switches();
+  ASSERT_GE(before, 0) << "no acccheck-writer thread found";
+  for (int i = 0; i < 100; ++i) {
+    (void)at::relu(x);
+    engine.step();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const long after = writer_switches();
+  std::string summary = engine.finish();
+  // Told of each step's end, it woke at once and looked at its queue every millisecond after: one
+  // switch per millisecond, over a hundred here.
+  EXPECT_LT(after - before, 10) << "the writer was woken for steps that are not dumped";
+  EXPECT_NE(summary.find("no requested step was reached"), std::string::npos) << summary;
 }
