@@ -339,7 +339,13 @@ void on_operator(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::j
   const OpInfo& info = lookup(op, thread_state());
   const bool in_backward = torch::autograd::get_current_graph_task_exec_info() != nullptr;
   if (in_backward && !g_backward_seen.load(std::memory_order_relaxed)) g_backward_seen.store(true);
-  if (in_backward && !s->options.capture_backward_ops) return run_unseen(op, next, stack);
+  if (in_backward && !s->options.capture_backward_ops) {
+    // The rest of this autograd node's calls skip the fallback too: the engine sets every node's
+    // thread-local state afresh from the backward pass's (and puts the caller's back after it), so
+    // the key comes back for the next node and for the program after the pass.
+    c10::impl::tls_set_dispatch_key_excluded(kCaptureKey, true);
+    return op.redispatchBoxed(next, stack);
+  }
   if (!info.kept) return op.redispatchBoxed(next, stack);
   ToolCalls tool;  // from here on the operator's nested calls and the tool's own work skip the fallback
   if (!in_backward) g_ops_seen.fetch_add(1, std::memory_order_relaxed);

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <chrono>
 #include <dirent.h>
@@ -165,4 +166,25 @@ TEST(CaptureMode, StepsThatAreNotDumpedLeaveTheWriterAsleep) {
   // switch per millisecond, over a hundred here.
   EXPECT_LT(after - before, 10) << "the writer was woken for steps that are not dumped";
   EXPECT_NE(summary.find("no requested step was reached"), std::string::npos) << summary;
+}
+
+TEST(CaptureMode, ABackwardPassLeavesTheThreadCaptured) {
+  // The calls of an autograd node skip the fallback from the first on (capture_engine.cpp): the
+  // engine's per-node thread-local state brings the key back for the next node and the program.
+  acccheck::test::TempDir dir;
+  auto& engine = CaptureEngine::instance();
+  engine.configure(options_in(dir));
+  engine.start();
+  at::Tensor w = at::ones({4, 4}).requires_grad_();
+  at::Tensor loss = at::tanh(at::mm(w, w)).sum();
+  torch::autograd::backward({loss});
+  EXPECT_TRUE(acccheck::capture::this_thread_captures()) << "after the backward pass";
+  at::Tensor after = at::sigmoid(w.grad());
+  engine.stop();
+  std::string summary = engine.finish();
+  ASSERT_NE(summary.find("written to"), std::string::npos) << summary;
+  std::set<std::string> names = entry_names(dir / "d/step0/rank/dump.json");
+  EXPECT_TRUE(names.count("Aten.mm.0.backward")) << "the gradients of a call before the pass";
+  EXPECT_TRUE(names.count("Aten.sigmoid.0.forward")) << "a call after the pass";
+  for (const auto& n : names) EXPECT_EQ(n.find("Aten.tanh_backward"), std::string::npos) << n;
 }
