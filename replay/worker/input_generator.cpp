@@ -18,6 +18,7 @@
 
 #include <acccheck/number_format.hpp>
 
+#include "tensor_file_check.hpp"
 #include "tensor_values.hpp"
 #include "torch_rand.hpp"
 
@@ -71,198 +72,13 @@ InputGenerator::InputGenerator(const std::string& entry_name, std::string real_d
     : real_data_dir(std::move(real_dir)), short_api(std::move(api)),
       generator(at::make_generator<at::CPUGeneratorImpl>(entry_seed(entry_name))) {}
 
-namespace {
-
-std::uint32_t le32(const std::vector<char>& b, std::size_t at) {
-  return static_cast<std::uint32_t>(static_cast<unsigned char>(b[at])) |
-         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 1])) << 8 |
-         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 2])) << 16 |
-         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 3])) << 24;
-}
-std::uint16_t le16(const std::vector<char>& b, std::size_t at) {
-  return static_cast<std::uint16_t>(static_cast<unsigned char>(b[at]) | static_cast<unsigned char>(b[at + 1]) << 8);
-}
-
-std::uint64_t le64(const std::vector<char>& b, std::size_t at) {
-  return static_cast<std::uint64_t>(le32(b, at)) | static_cast<std::uint64_t>(le32(b, at + 4)) << 32;
-}
-
-// The structure of the zip container a .pt file is (torch.save writes zip64 records), checked
-// before LibTorch reads it: LibTorch 1.13's zip reader (miniz) reads out of bounds on some
-// malformed directories (found by fuzz_tensor_pt), so a corrupt tensor file would crash the
-// worker instead of being reported. Returns why the bytes are not a well-formed zip, or "".
-// Where the pickle (<stem>/data.pkl, stored uncompressed by torch.save) lies in the archive.
-struct PickleRecord {
-  std::uint64_t offset = 0, size = 0;
-  bool found = false;
-};
-
-std::string zip_structure_problem(const std::vector<char>& b, PickleRecord& pickle) {
-  const std::uint64_t n = b.size();
-  if (n < 22) return "too short for a zip archive";
-  std::size_t eocd = std::string::npos;
-  for (std::size_t i = static_cast<std::size_t>(n - 22) + 1; i-- > (n > 65557 ? n - 65557 : 0);)
-    if (le32(b, i) == 0x06054b50) {
-      eocd = i;
-      break;
-    }
-  if (eocd == std::string::npos) return "no zip end-of-central-directory record";
-  std::uint64_t entries = le16(b, eocd + 10), cd_size = le32(b, eocd + 12), cd_offset = le32(b, eocd + 16);
-  std::uint64_t cd_limit = eocd;
-  if (eocd >= 20 && le32(b, eocd - 20) == 0x07064b50) {  // zip64 locator → zip64 end record
-    const std::uint64_t z = le64(b, eocd - 20 + 8);
-    if (z + 56 > eocd - 20 || le32(b, static_cast<std::size_t>(z)) != 0x06064b50) return "broken zip64 end record";
-    entries = le64(b, static_cast<std::size_t>(z) + 32);
-    cd_size = le64(b, static_cast<std::size_t>(z) + 40);
-    cd_offset = le64(b, static_cast<std::size_t>(z) + 48);
-    cd_limit = z;
-  }
-  if (cd_offset > cd_limit || cd_size > cd_limit - cd_offset) return "central directory outside the file";
-  if (entries > cd_size / 46) return "more entries than the central directory can hold";
-  std::uint64_t at = cd_offset;
-  const std::uint64_t cd_end = cd_offset + cd_size;
-  for (std::uint64_t e = 0; e < entries; ++e) {
-    if (at + 46 > cd_end || le32(b, static_cast<std::size_t>(at)) != 0x02014b50)
-      return "central directory entry " + std::to_string(e) + " is malformed";
-    const std::size_t h = static_cast<std::size_t>(at);
-    std::uint64_t compressed = le32(b, h + 20), uncompressed = le32(b, h + 24), local = le32(b, h + 42);
-    const std::uint16_t name_len = le16(b, h + 28), extra_len = le16(b, h + 30), comment_len = le16(b, h + 32);
-    if (at + 46 + name_len + extra_len + comment_len > cd_end) return "central directory entry " + std::to_string(e) + " overruns it";
-    // zip64 extra field (id 1): the 64-bit values of the fields set to 0xffffffff, in order.
-    for (std::uint64_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
-      const std::uint16_t id = le16(b, static_cast<std::size_t>(x)), len = le16(b, static_cast<std::size_t>(x) + 2);
-      if (x + 4 + len > at + 46 + name_len + extra_len) return "entry " + std::to_string(e) + " has a broken extra field";
-      if (id == 1) {
-        std::uint64_t p = x + 4, end = x + 4 + len;
-        auto take = [&](std::uint64_t& field) {
-          if (field != 0xffffffffu) return true;
-          if (p + 8 > end) return false;
-          field = le64(b, static_cast<std::size_t>(p));
-          p += 8;
-          return true;
-        };
-        if (!take(uncompressed) || !take(compressed) || !take(local)) return "entry " + std::to_string(e) + " has a broken zip64 field";
-      }
-      x += 4 + len;
-    }
-    // torch.save stores its records uncompressed: LibTorch allocates a record by its declared
-    // uncompressed size (fuzz_tensor_pt: 4 GB, then a read past the buffer), so the two must agree.
-    if (le16(b, h + 10) != 0) return "entry " + std::to_string(e) + " is compressed (torch.save stores its records)";
-    if (uncompressed != compressed)
-      return "entry " + std::to_string(e) + " declares " + std::to_string(uncompressed) + " bytes but stores " +
-             std::to_string(compressed);
-    if (local > cd_offset || cd_offset - local < 30 || le32(b, static_cast<std::size_t>(local)) != 0x04034b50)
-      return "entry " + std::to_string(e) + " points outside the file";
-    const std::uint64_t data = local + 30 + le16(b, static_cast<std::size_t>(local) + 26) + le16(b, static_cast<std::size_t>(local) + 28);
-    if (data > cd_offset || compressed > cd_offset - data) return "entry " + std::to_string(e) + "'s data lies outside the file";
-    const std::string name(b.data() + h + 46, name_len);
-    if (name.size() >= 8 && name.compare(name.size() - 8, 8, "data.pkl") == 0) {
-      pickle.offset = data;
-      pickle.size = compressed;
-      pickle.found = true;
-    }
-    at += 46u + name_len + extra_len + comment_len;
-  }
-  return "";
-}
-
-// A pickle torch.save wrote holds one small object graph: every declared length fits in the
-// pickle, and every integer (sizes, strides, offsets, the storage's element count) and memo index
-// is bounded by the size of the file. LibTorch's unpickler trusts declared lengths and element
-// counts (fuzz_tensor_pt: 30 GB allocations), so the opcodes are walked first. Returns why the
-// pickle is not one torch.save writes, or "".
-std::string pickle_problem(const std::vector<char>& b, const PickleRecord& rec) {
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(b.data()) + rec.offset;
-  const std::uint64_t n = rec.size, bound = b.size();
-  std::uint64_t i = 0;
-  auto need = [&](std::uint64_t k) { return k <= n - i; };
-  auto uint_le = [&](std::uint64_t k) {
-    std::uint64_t v = 0;
-    for (std::uint64_t j = 0; j < k; ++j) v |= static_cast<std::uint64_t>(p[i + j]) << (8 * j);
-    return v;
-  };
-  auto line = [&]() {  // a newline-terminated argument
-    while (i < n && p[i] != '\n') ++i;
-    if (i == n) return false;
-    ++i;
-    return true;
-  };
-  while (i < n) {
-    const unsigned char op = p[i++];
-    const std::string at = " at byte " + std::to_string(i - 1) + " of the pickle";
-    switch (op) {
-      case '.': return "";  // STOP
-      case '(': case '0': case '1': case '2': case 'N': case 'R': case 'a': case 'b': case 'd': case '}':
-      case 'e': case 'l': case ']': case 'o': case 's': case 't': case ')': case 'u': case 'Q': case 0x81:
-      case 0x85: case 0x86: case 0x87: case 0x88: case 0x89: case 0x8f: case 0x90: case 0x91: case 0x92:
-      case 0x93: case 0x94: case 0x97: case 0x98:
-        break;
-      case 0x80: case 0x82:  // PROTO, EXT1
-        if (!need(1)) return "truncated opcode" + at;
-        i += 1;
-        break;
-      case 'K': case 'h': case 'q': case 'M': case 0x83: case 'J': case 'j': case 'r': case 0x84: {
-        const std::uint64_t k = (op == 'K' || op == 'h' || op == 'q') ? 1 : (op == 'M' || op == 0x83) ? 2 : 4;
-        if (!need(k)) return "truncated opcode" + at;
-        std::uint64_t v = uint_le(k);
-        if (op == 'J') v = static_cast<std::uint64_t>(std::llabs(static_cast<std::int32_t>(v)));
-        if (v > bound) return "an integer or memo index of " + std::to_string(v) + " in a " + std::to_string(bound) + "-byte file" + at;
-        i += k;
-        break;
-      }
-      case 'G':
-        if (!need(8)) return "truncated float" + at;
-        i += 8;
-        break;
-      case 0x8a: {  // LONG1: an integer of up to 8 bytes here
-        if (!need(1)) return "truncated integer" + at;
-        const std::uint64_t k = p[i++];
-        if (k > 8 || !need(k)) return "an integer of " + std::to_string(k) + " bytes" + at;
-        std::uint64_t v = uint_le(k);
-        if (k > 0 && (p[i + k - 1] & 0x80))  // negative (two's complement of k bytes): its magnitude
-          v = k == 8 ? ~v + 1 : (std::uint64_t{1} << (8 * k)) - v;
-        if (v > bound) return "an integer of " + std::to_string(v) + " in a " + std::to_string(bound) + "-byte file" + at;
-        i += k;
-        break;
-      }
-      case 'U': case 'C': case 0x8c: {
-        if (!need(1)) return "truncated string" + at;
-        const std::uint64_t k = p[i++];
-        if (!need(k)) return "a string longer than the pickle" + at;
-        i += k;
-        break;
-      }
-      case 'T': case 'B': case 'X': case 0x8d: case 0x8e: case 0x96: case 0x95: {
-        const std::uint64_t w = (op == 'T' || op == 'B' || op == 'X') ? 4 : 8;
-        if (!need(w)) return "truncated length" + at;
-        const std::uint64_t k = uint_le(w);
-        i += w;
-        if (op == 0x95) break;  // FRAME: a length hint only
-        if (!need(k)) return "a string of " + std::to_string(k) + " bytes in a " + std::to_string(n) + "-byte pickle" + at;
-        i += k;
-        break;
-      }
-      case 'I': case 'L': case 'S': case 'V': case 'F': case 'g': case 'p': case 'P':
-        if (!line()) return "unterminated argument" + at;
-        break;
-      case 'c': case 'i':
-        if (!line() || !line()) return "unterminated global" + at;
-        break;
-      default: return "unknown opcode " + std::to_string(op) + at;
-    }
-  }
-  return "no STOP opcode";
-}
-
-}  // namespace
-
+// The bytes are checked first (tensor_file_check.hpp): LibTorch's reader is not memory-safe on
+// malformed files, and a dump's tensor files are input like any other.
 at::Tensor load_tensor_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open the tensor file");
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  PickleRecord pickle;
-  std::string why = zip_structure_problem(bytes, pickle);
-  if (why.empty()) why = pickle.found ? pickle_problem(bytes, pickle) : "no data.pkl record";
+  std::string why = tensor_file_problem(bytes);
   if (!why.empty()) throw std::runtime_error(path + ": not a tensor file written by torch.save (" + why + ")");
   c10::IValue v;
   try {
