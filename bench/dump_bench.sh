@@ -67,28 +67,42 @@ run_mode() {
     stats-full)  pinned "$acc" dump --dump-path "$work/d" --stack full -- "$train" "${args[@]}" ;;
     tensor-off)  pinned "$acc" dump --dump-path "$work/d" --task tensor --stack off -- "$train" "${args[@]}" ;;
     tensor-full) pinned "$acc" dump --dump-path "$work/d" --task tensor --stack full -- "$train" "${args[@]}" ;;
+    rf-noop)     pinned env LD_PRELOAD="$rf_noop" "$train" "${args[@]}" ;;
   esac 2>/dev/null | sed -n 's/^median step: \([0-9.]*\) ms/\1/p'
 }
 
 modes=(none idle stats-off stats-full tensor-off tensor-full)
+# rf-noop: no tool, one RecordFunction callback that does nothing (bench/record_function_noop.cpp),
+# the floor of a capture built on RecordFunction, which the tool's mode key replaced.
+rf_noop=$(realpath -m "$build/bench/libacccheck_bench_rf_noop.so")
+[ -f "$rf_noop" ] && modes+=(rf-noop)
 for config in $configs; do
   model=${config%/*} size=${config#*/}
-  declare -A samples=()
+  declare -A samples=() ratios=()
   # The order of the modes turns by one each round: with a fixed order, the run right after the
   # no-tool run came out up to 0.1x better on this VM whatever it was (RESULTS.md, ninth session).
   for round in $(seq "$rounds"); do
+    declare -A this_round=()
     for k in "${!modes[@]}"; do
       m=${modes[$(((k + round) % ${#modes[@]}))]}
-      samples[$m]+="$(run_mode "$model" "$m") "
+      this_round[$m]=$(run_mode "$model" "$m")
+      samples[$m]+="${this_round[$m]} "
     done
+    # Each mode against the no-tool run of the same round: the VM's speed drifts over minutes.
+    for m in "${modes[@]}"; do
+      ratios[$m]+="$(awk -v t="${this_round[$m]}" -v b="${this_round[none]}" 'BEGIN {if (t != "" && b > 0) print t / b}') "
+    done
+    unset this_round
   done
   base=$(echo "${samples[none]}" | tr ' ' '\n' | grep . | median_of)
-  echo "model $model, $size ($(size_args "$model" "$size"); $steps steps, median of $rounds runs of the per-run median step time)"
+  echo "model $model, $size ($(size_args "$model" "$size"); $steps steps, median of $rounds runs of the per-run median step time;"
+  echo "  last column: median of the rounds' own ratios)"
   for m in "${modes[@]}"; do
     med=$(echo "${samples[$m]}" | tr ' ' '\n' | grep . | median_of)
-    awk -v m="$m" -v t="$med" -v b="$base" 'BEGIN {printf "  %-12s %8.3f ms  %5.2fx\n", m, t, t / b}'
+    ratio=$(echo "${ratios[$m]}" | tr ' ' '\n' | grep . | median_of)
+    awk -v m="$m" -v t="$med" -v b="$base" -v r="$ratio" 'BEGIN {printf "  %-12s %8.3f ms  %5.2fx  %5.2fx\n", m, t, t / b, r}'
   done
-  unset samples
+  unset samples ratios
 done
 
 # The writer's memory is bounded by the queue, not by the step length: peak RSS of tensor mode for

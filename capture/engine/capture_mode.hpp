@@ -4,7 +4,8 @@
 // Why not RecordFunction: with any FUNCTION-scope RecordFunction callback enabled, every dispatcher
 // call — each nested one too (linear → t → transpose → as_strided, every op of every autograd node)
 // — builds a RecordFunction and runs the callbacks; on the small op-bound example step a callback
-// that does nothing at all costs 1.25× the step (bench/RESULTS.md, eleventh session). A mode key
+// that does nothing at all costs 1.06-1.25× the step (bench/RESULTS.md, eleventh and twelfth
+// sessions; dump_bench.sh's mode rf-noop), the idle goal several times over. A mode key
 // costs only the calls that reach it: the fallback runs the operator with the key excluded, so its
 // nested calls and the tool's own work dispatch as if no tool were there, and the outermost call is
 // one boxing of its arguments and results (the small step: 1.00-1.04×, within noise).
@@ -27,7 +28,7 @@ constexpr c10::DispatchKey kCaptureKey = c10::DispatchKey::TESTING_ONLY_GenericM
 void install_capture_fallback(c10::KernelFunction fallback);
 
 // The calling thread's calls reach the fallback (or no longer do). Threads it creates from then on
-// inherit the setting (thread_start.cpp); autograd's and at::launch's threads carry it with the rest
+// inherit the setting (capture_mode.cpp's pthread_create); autograd's and at::launch's threads carry it with the rest
 // of LibTorch's thread-local state.
 void capture_calls_on_this_thread(bool on);
 
