@@ -118,7 +118,8 @@ std::string zip_problem(const std::vector<char>& b, ZipIndex& index) {
 // the program is run here first on a model of that stack: what kind of value each slot holds,
 // the marks, the memo. Only what torch.save (and LibTorch's pickle_save) write for one tensor is
 // accepted: protocol 2, the opcodes below, the globals torch._utils._rebuild_tensor_v2,
-// collections.OrderedDict and torch.<Type>Storage, and the arguments they are called with.
+// collections.OrderedDict and torch.<Type>Storage, the arguments they are called with, and a
+// metadata dict of string keys and bool values.
 
 enum class Kind { none, boolean, integer, floating, string, tuple, dict, storage_type, rebuild_tensor, ordered_dict, storage, tensor };
 
@@ -294,6 +295,8 @@ class PickleCheck {
         if (free_values() < k) return "TUPLE" + std::to_string(k) + " on " + std::to_string(free_values()) + " values";
         return make_tuple(k);
       }
+      case 'u': return set_items();
+      case 's': return set_item();
       case 'c': return global();
       case 'Q': return persistent_id();
       case 'R': return reduce();
@@ -312,6 +315,38 @@ class PickleCheck {
     for (const auto& v : t->items) t->depth = std::max(t->depth, v->kind == Kind::tuple ? v->depth + 1 : 1);
     if (t->depth > kMaxTupleDepth) return "tuples nested more than " + std::to_string(kMaxTupleDepth) + " deep";
     return push(std::move(t));
+  }
+
+  // A tensor's metadata (LibTorch 2.x and torch 2.x write its math bits, e.g. {'conj': True}, as
+  // _rebuild_tensor_v2's seventh argument): string keys and bool values set into a dict.
+  static bool metadata_pair(const Value& key, const Value& value) {
+    return is_short_string(key) && value.kind == Kind::boolean;
+  }
+  // What a dict of anything else is: most often a file of several tensors (torch.save of a dict).
+  static std::string not_metadata(const char* op, const Value& value) {
+    if (value.kind == Kind::tensor) return std::string(op) + " of a tensor into a dict (a file of several tensors, not one)";
+    return std::string(op) + " of other than string keys and bool values";
+  }
+
+  std::string set_items() {  // SETITEMS: the pairs above the innermost mark, into the dict below it
+    if (marks_.empty()) return "SETITEMS without a MARK";
+    const std::size_t start = marks_.back();
+    if (start == 0 || stack_[start - 1]->kind != Kind::dict) return "SETITEMS without a dict below its MARK";
+    if ((stack_.size() - start) % 2 != 0) return "SETITEMS on an odd number of values";
+    for (std::size_t k = start; k < stack_.size(); k += 2)
+      if (!metadata_pair(*stack_[k], *stack_[k + 1])) return not_metadata("SETITEMS", *stack_[k + 1]);
+    marks_.pop_back();
+    stack_.resize(start);
+    return "";
+  }
+
+  std::string set_item() {  // SETITEM: dict, key, value → dict
+    if (free_values() < 3) return "SETITEM on " + std::to_string(free_values()) + " values";
+    const std::size_t n = stack_.size();
+    if (stack_[n - 3]->kind != Kind::dict) return "SETITEM without a dict below its key and value";
+    if (!metadata_pair(*stack_[n - 2], *stack_[n - 1])) return not_metadata("SETITEM", *stack_[n - 1]);
+    stack_.resize(n - 2);
+    return "";
   }
 
   std::string global() {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -93,6 +94,36 @@ TEST(TensorFileCheck, WhatTorchSaveAndPickleSaveWriteIsAccepted) {
   EXPECT_EQ(problem(Pickle().tensor(6, {}, {}, 5).done()), "") << "a 0-d tensor on the storage's last element";
   EXPECT_EQ(problem(Pickle().tensor(1, {200, 7}, {0, 0}).done(), 4), "") << "an expanded tensor";
   EXPECT_EQ(problem(Pickle().tensor(0, {0, 3}, {3, 1}).done(), 0), "") << "an empty tensor";
+}
+
+// LibTorch 2.x / torch 2.x: a tensor with math bits gets a seventh argument, {'conj': True}.
+TEST(TensorFileCheck, AMetadataDictOfMathBitsIsAccepted) {
+  auto with_metadata = [](const std::function<void(Pickle&)>& dict) {
+    Pickle p;
+    p.global("torch._utils", "_rebuild_tensor_v2").op('(').storage(6).int1(0).ints({6}).ints({1}).op('\x89');
+    p.global("collections", "OrderedDict").op(')').op('R');
+    dict(p);
+    return p.op('t').op('R').done();
+  };
+  EXPECT_EQ(problem(with_metadata([](Pickle& p) { p.op('}').op('(').str("conj").op('\x88').str("neg").op('\x89').op('u'); })), "");
+  EXPECT_EQ(problem(with_metadata([](Pickle& p) { p.op('}').str("conj").op('\x88').op('s'); })), "");
+  EXPECT_EQ(problem(with_metadata([](Pickle& p) { p.op('}').op('(').str("conj").op('u'); })),
+            "SETITEMS on an odd number of values at byte 136 of the pickle");
+  EXPECT_EQ(problem(with_metadata([](Pickle& p) { p.op('}').op('(').str("conj").int1(1).op('u'); })),
+            "SETITEMS of other than string keys and bool values at byte 138 of the pickle");
+  EXPECT_EQ(problem(with_metadata([](Pickle& p) { p.op(')').op('(').str("conj").op('\x88').op('u'); })),
+            "SETITEMS without a dict below its MARK at byte 137 of the pickle");
+  EXPECT_EQ(problem(Pickle().op('(').op('u').done()), "SETITEMS without a dict below its MARK at byte 3 of the pickle");
+  EXPECT_EQ(problem(Pickle().op('u').done()), "SETITEMS without a MARK at byte 2 of the pickle");
+  EXPECT_EQ(problem(Pickle().op('}').str("conj").op('s').done()), "SETITEM on 2 values at byte 12 of the pickle");
+  EXPECT_EQ(problem(Pickle().int1(0).str("conj").op('\x88').op('s').done()),
+            "SETITEM without a dict below its key and value at byte 14 of the pickle");
+  EXPECT_EQ(problem(Pickle().op('}').str("conj").int1(1).op('s').done()),
+            "SETITEM of other than string keys and bool values at byte 14 of the pickle");
+  // torch.save({'a': tensor}): one record's worth of tensor, but in a dict.
+  Pickle several;
+  several.op('}').str("a").tensor(6, {6}, {1}).op('s');
+  EXPECT_EQ(problem(several.done()), "SETITEM of a tensor into a dict (a file of several tensors, not one) at byte 134 of the pickle");
 }
 
 TEST(TensorFileCheck, AnOpcodeThatFindsTooFewValuesIsRefused) {
