@@ -13,7 +13,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scrip
 # does without ASan, instead of ASan's report and exit code.
 # verify_asan_link_order=0: `acccheck dump -- /bin/sh …` preloads the (instrumented) dump engine into
 # programs that are not instrumented.
-torch_free='^(Number|Float|Csv|RecordJson|DumpJson|DumpOptions|StreamingDumpJsonWriter|HookPlugins|Cli|StandardSelector|Metric|Stage1|RunUtVerdict|Benchmark|Absolute|Binary|Ulp|Thousandth|Accumulative|ImpossibleValues|PluginLoader|Loader|Compare|PluginHost|Report)'
+torch_free='^(Number|Float|Csv|RecordJson|DumpJson|DumpOptions|StreamingDumpJsonWriter|HookPlugins|Cli|StandardSelector|Metric|Stage1|RunUtVerdict|Benchmark|Absolute|Binary|Ulp|Thousandth|Accumulative|ImpossibleValues|PluginLoader|Loader|Compare|PluginHost|Report|TensorFileCheck)'
 ASAN_OPTIONS=detect_leaks=1:handle_segv=0 ctest --test-dir build-asan -j2 --output-on-failure -R "$torch_free"
 # The detection suite (hundreds of replays of code the e2e tests already cover) runs in the normal
 # build only: under ASan it would add a quarter of an hour and find nothing the others do not.
