@@ -187,10 +187,10 @@ class PickleCheck {
     i_ = 2;
     while (i_ < n_) {
       const unsigned char op = p_[i_++];
-      at_ = " at byte " + std::to_string(i_ - 1) + " of the pickle";
+      op_at_ = i_ - 1;
       if (op == '.') return stop();
       std::string why = step(op);
-      if (!why.empty()) return why + at_;
+      if (!why.empty()) return why + where();
     }
     return "no STOP opcode";
   }
@@ -200,11 +200,12 @@ class PickleCheck {
   std::uint64_t n_, i_ = 0;
   std::uint64_t file_size_;
   const ZipIndex& zip_;
-  std::string at_;
+  std::uint64_t op_at_ = 0;  // the offset of the opcode being run, for the error (built only then)
   std::vector<ValuePtr> stack_;
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint64_t, ValuePtr> memo_;
 
+  std::string where() const { return " at byte " + std::to_string(op_at_) + " of the pickle"; }
   bool need(std::uint64_t k) const { return k <= n_ - i_; }
   std::uint64_t uint_le(std::uint64_t k) {
     std::uint64_t v = 0;
@@ -438,7 +439,7 @@ class PickleCheck {
   }
 
   std::string stop() {
-    if (!marks_.empty()) return "STOP with a MARK open" + at_;
+    if (!marks_.empty()) return "STOP with a MARK open" + where();
     if (stack_.size() != 1 || stack_.back()->kind != Kind::tensor)
       return "the pickle ends with " + std::to_string(stack_.size()) + " values, not one tensor";
     return "";
