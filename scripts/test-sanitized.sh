@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite again under AddressSanitizer + UndefinedBehaviorSanitizer, LibTorch-linked
-# tests included (build-asan/). LibTorch itself is not instrumented; leak checking is on for the
+# tests included (build-asan/), on the primary configuration (LibTorch 2.13 from .venv's wheel:
+# scripts/setup.sh makes it). LibTorch itself is not instrumented; leak checking is on for the
 # torch-free suites and off where LibTorch's own process-lifetime allocations would be reported.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || scripts/setup.sh
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCCHECK_SANITIZE="address;undefined" \
-  -DACCCHECK_BUILD_BENCH=OFF >/dev/null
+  -DACCCHECK_PYTHON="$PWD/.venv/bin/python" -DACCCHECK_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j2
 rm -rf build-asan/test-tmp  # what a killed test left behind
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scripts/ubsan-suppressions.txt"

@@ -16,6 +16,7 @@
 
 #include "engine/capture_mode.hpp"
 #include "engine/record_building.hpp"
+#include "common/tensor_file_writer.hpp"
 #include "engine/tensor_statistics.hpp"
 
 namespace acccheck::capture {
@@ -187,7 +188,7 @@ void DumpWriter::write_record(CapturedRecord& c) {
       }
       for (auto& [ordinal, t] : c.tensors) {
         // Python's torch.save layout: a contiguous CPU tensor (dump-format.md §2.6).
-        std::vector<char> bytes = torch::jit::pickle_save(t.to(at::kCPU).contiguous());
+        std::vector<char> bytes = replay::tensor_file_bytes(t);
         write_new_file((fs::path(tdir) / specs.at(ordinal)->data_name).string(), bytes.data(), bytes.size());
         ++totals_.tensor_files;
       }

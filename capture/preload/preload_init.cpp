@@ -24,12 +24,11 @@
 #include <thread>
 
 #include "engine/capture_engine.hpp"
+#include "linkage/libtorch_linkage.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int kExitPlugin = 5;  // acccheck's "plugin error" exit code (acccheck --help)
 
 // Every distinct LibTorch core library in the process. Two means PROG brought its own LibTorch
 // next to the one acccheck was built against: callbacks on one would never see the other's ops.
@@ -50,16 +49,20 @@ std::set<std::string> loaded_libtorch() {
   return found;
 }
 
-// A LibTorch's version, from the Python package it belongs to (torch/lib/../version.py), if any.
-std::string version_of(const std::string& lib) {
-  std::ifstream in(fs::path(lib).parent_path().parent_path() / "version.py");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("__version__", 0) == 0) {
-      auto q = line.find_first_of("'\"");
-      auto e = q == std::string::npos ? q : line.find(line[q], q + 1);
-      if (e != std::string::npos) return line.substr(q + 1, e - q - 1);
-    }
-  return "";
+// What the process has loaded, by path and by file name (the dynamic linker reuses an object whose
+// name a DT_NEEDED entry gives instead of searching for it).
+std::set<std::string> loaded_objects() {
+  std::set<std::string> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        if (!info->dlpi_name || !*info->dlpi_name) return 0;
+        auto* set = static_cast<std::set<std::string>*>(data);
+        set->insert(info->dlpi_name);
+        set->insert(fs::path(info->dlpi_name).filename().string());
+        return 0;
+      },
+      &found);
+  return found;
 }
 
 // The canonical path of the LibTorch acccheck was built against. A function-local static, not a
@@ -69,22 +72,29 @@ std::string& our_torch() {
   return *s;
 }
 
-// Refuses a process that resolves another LibTorch than acccheck's: the callbacks live in ours
-// and would never see the other's operators. One line naming both; the program ends (exit code 5).
+[[noreturn]] void refuse(const acccheck::capture::ForeignLibTorch& theirs) {
+  std::string line = acccheck::capture::foreign_libtorch_message(theirs, ACCCHECK_BUILD_TORCH_VERSION, our_torch());
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  ::syscall(SYS_exit_group, acccheck::capture::kExitForeignLibTorch);
+  __builtin_unreachable();
+}
+
+// Refuses a process that has loaded another LibTorch than acccheck's (the program was linked
+// against it: `acccheck dump` checks PROG's files before starting it, so this is the last resort).
 void refuse_foreign_libtorch() {
   const std::string& ours = our_torch();
   if (ours.empty()) return;
-  for (const auto& loaded : loaded_libtorch()) {
-    if (loaded == ours) continue;
-    std::string theirs = version_of(loaded);
-    std::fprintf(stderr,
-                 "acccheck dump: the program uses LibTorch %s%s%s, acccheck was built against LibTorch %s (%s): "
-                 "not dumped (rebuild acccheck against the program's LibTorch)\n",
-                 theirs.empty() ? "" : (theirs + " (").c_str(), loaded.c_str(), theirs.empty() ? "" : ")",
-                 ACCCHECK_BUILD_TORCH_VERSION, ours.c_str());
-    std::fflush(stderr);
-    ::syscall(SYS_exit_group, kExitPlugin);
-  }
+  for (const auto& loaded : loaded_libtorch())
+    if (loaded != ours) refuse({loaded, acccheck::capture::libtorch_version(loaded)});
+}
+
+// Refuses a dlopen (Python's `import torch`, ctypes) that would load another LibTorch, before the
+// real dlopen maps it: its static initialisers never run.
+void refuse_before_loading(const char* file) {
+  const std::string& ours = our_torch();
+  if (ours.empty() || !file) return;
+  if (auto theirs = acccheck::capture::foreign_libtorch(file, ours, loaded_objects())) refuse(*theirs);
 }
 
 // Removes this library from LD_PRELOAD and the dump variables, so PROG's children run untouched.
@@ -194,9 +204,9 @@ void finish_at_exit() {
 __attribute__((constructor)) void acccheck_preload_start() {
   const char* text = std::getenv("ACCCHECK_DUMP_OPTIONS");
   if (!text) return;
-  // The LibTorch acccheck was built against, as the build found it. A program that already loads
-  // another one is refused before main(); one that loads it later (Python importing a pip wheel's
-  // torch) when its dlopen returns.
+  // The LibTorch acccheck was built against, as the build found it. A program linked against another
+  // one is refused by `acccheck dump` before it starts (and here, before main(), if that was missed);
+  // one that loads it later (Python importing another torch) before its dlopen loads anything.
   std::error_code ec;
   our_torch() = fs::canonical(ACCCHECK_BUILD_TORCH_LIB, ec).string();
   if (ec) our_torch().clear();
@@ -244,10 +254,12 @@ __attribute__((visibility("default"))) [[noreturn]] void _exit(int status) {
 }
 __attribute__((visibility("default"))) [[noreturn]] void _Exit(int status) noexcept { _exit(status); }
 
-// Libraries loaded later (Python's `import torch`) are checked for a foreign LibTorch.
+// Libraries loaded later (Python's `import torch`) are checked for a foreign LibTorch before they
+// load, and the process again after (a library the check could not read).
 __attribute__((visibility("default"))) void* dlopen(const char* file, int mode) {
   using Real = void* (*)(const char*, int);
   static Real real = reinterpret_cast<Real>(::dlsym(RTLD_NEXT, "dlopen"));
+  if (!(mode & RTLD_NOLOAD)) refuse_before_loading(file);
   void* handle = real(file, mode);
   if (handle) refuse_foreign_libtorch();
   return handle;

@@ -1,8 +1,8 @@
 """Writes the example TorchScript model for `acccheck dump --model` (run at build time by CMake
-when Debian's python3-torch is present): a small pre-norm block — layer norm, linear, gelu,
-softmax over a linear head — scripted, with fixed weights (seed 0).
+with the build's Python when its torch can script a module): a small pre-norm block — layer norm,
+linear, gelu, softmax over a linear head — scripted, with fixed weights (seed 0).
 
-  /usr/bin/python3 make_torchscript.py OUT.pt        # input: a float tensor [batch, 16]
+  .venv/bin/python make_torchscript.py OUT.pt        # input: a float tensor [batch, 16]
 """
 import sys
 

@@ -94,7 +94,8 @@ int run_main(int argc, char** argv) {
   }
   if (args[0] == "--version") {
     std::cout << "acccheck " << ACCCHECK_VERSION << " (plugin ABI " << kAbiMajor << "." << kAbiMinor
-              << ", LibTorch " << ACCCHECK_HOST_TORCH_VERSION << ")\n";
+              << ", LibTorch " << ACCCHECK_HOST_TORCH_VERSION << ")\n"
+              << "built against: " << ACCCHECK_HOST_TORCH_ORIGIN << "\n";
     return kExitOk;
   }
   const auto& commands = all_commands();

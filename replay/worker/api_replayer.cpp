@@ -5,8 +5,6 @@
 #include <ATen/ops/_to_copy.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
-#include <torch/csrc/jit/serialization/pickle.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +14,7 @@
 #include <mutex>
 #include <set>
 
+#include "common/tensor_file_writer.hpp"
 #include "input_generator.hpp"
 #include "operator_binding.hpp"
 #include "tensor_values.hpp"
@@ -240,7 +239,7 @@ void save_tensors(const std::string& stem, const std::vector<IValue>& values, co
     if (!v.isTensor() || !v.toTensor().defined()) return;
     at::Tensor t = v.toTensor().detach();
     if (device && t.device() != c10::Device(c10::DeviceType::CPU)) t = device->to_cpu(t);
-    std::vector<char> bytes = torch::jit::pickle_save(IValue(t.contiguous().clone()));
+    std::vector<char> bytes = tensor_file_bytes(t);
     std::string path = stem + "." + std::to_string(i) + ".pt";
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f) throw std::runtime_error(path + ": cannot write the error data");
@@ -354,6 +353,9 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
     bool raise = bench_dtype && (st == c10::kHalf || st == c10::kBFloat16 || st == c10::kFloat ||
                                  (ctx.bench_float64 && st == c10::kDouble));
     if (keep_fp32 && st == c10::kFloat && !ctx.bench_float64) raise = false;
+    // float8 inputs run in float32 on the benchmark (run-ut.md §3.5), decoded exactly: LibTorch's
+    // cast, not the reference's decoder, whose subnormals come out 2^121 too small (docs/compat.md).
+    if (is_float8_type(st)) return at::_to_copy(t, at::TensorOptions().dtype(ctx.bench_float64 ? c10::kDouble : c10::kFloat));
     return at::_to_copy(t, at::TensorOptions().dtype(raise ? *bench_dtype : st));
   };
   auto to_device = [&](const at::Tensor& t) { return ctx.device->to_device(t); };  // a copy (device contract)
@@ -410,6 +412,8 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   DeferredWidening* widening = defer ? &pending->widening : nullptr;
   ApiOutputs& out = pending->outputs;
   out.api = fwd.api;
+  // run-ut.md §3.5: `is_fp8` when any input is float8 (it picks the standard and its thresholds).
+  for (const auto& t : base) out.fp8_input = out.fp8_input || (t.defined() && is_float8_type(t.scalar_type()));
   auto cpu = [](const at::Tensor& t) { return t; };
   auto dev_to_cpu = [&](const at::Tensor& t) { return ctx.device->to_cpu(t); };
   out.bench = output_value_of(results_value(bench.results), cpu, widening);

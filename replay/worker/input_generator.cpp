@@ -1,5 +1,7 @@
 #include "input_generator.hpp"
 
+#include <torch/version.h>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
 #include <ATen/ops/_to_copy.h>
@@ -11,6 +13,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -31,6 +34,12 @@ double finite_max_of(c10::ScalarType t) {
     case c10::kHalf: return 65504.0;
     case c10::kBFloat16: return 3.3895313892515355e+38;
     case c10::kFloat: return std::numeric_limits<float>::max();
+#if TORCH_VERSION_MAJOR >= 2  // float8 dtypes: LibTorch 2.1 and later
+    case c10::ScalarType::Float8_e4m3fn: return 448.0;
+    case c10::ScalarType::Float8_e5m2: return 57344.0;
+    case c10::ScalarType::Float8_e4m3fnuz: return 240.0;
+    case c10::ScalarType::Float8_e5m2fnuz: return 57344.0;
+#endif
     default: return std::numeric_limits<double>::max();
   }
 }
@@ -74,12 +83,35 @@ InputGenerator::InputGenerator(const std::string& entry_name, std::string real_d
 
 // The bytes are checked first (tensor_file_check.hpp): LibTorch's reader is not memory-safe on
 // malformed files, and a dump's tensor files are input like any other.
+namespace {
+
+// A tensor torch 2.x saved through _rebuild_tensor_v3 (uint16/32/64, float8, complex32), which
+// LibTorch's pickle_load cannot read: its elements copied out of the storage's record, as the
+// checked layout places them.
+at::Tensor untyped_tensor(const std::string& path, const std::vector<char>& bytes, const TensorFileLayout& layout) {
+  auto st = scalar_type_of("torch." + layout.dtype);
+  if (!st) throw std::runtime_error(path + ": holds a torch." + layout.dtype + " tensor, a dtype LibTorch " TORCH_VERSION " does not have");
+  std::int64_t elements = 1, needed = layout.storage_offset + 1;
+  for (std::size_t d = 0; d < layout.sizes.size(); ++d) {
+    elements *= layout.sizes[d];
+    if (layout.sizes[d] > 0) needed += (layout.sizes[d] - 1) * layout.strides[d];
+  }
+  if (elements == 0) return at::empty(layout.sizes, at::TensorOptions().dtype(*st));
+  at::Tensor raw = at::empty({needed * layout.item_size}, at::TensorOptions().dtype(c10::kByte));
+  std::memcpy(raw.data_ptr(), bytes.data() + layout.record_offset, static_cast<std::size_t>(needed * layout.item_size));
+  return raw.view(*st).as_strided(layout.sizes, layout.strides, layout.storage_offset).clone();
+}
+
+}  // namespace
+
 at::Tensor load_tensor_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open the tensor file");
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string why = tensor_file_problem(bytes);
+  TensorFileLayout layout;
+  std::string why = tensor_file_problem(bytes, layout);
   if (!why.empty()) throw std::runtime_error(path + ": not a tensor file written by torch.save (" + why + ")");
+  if (layout.untyped) return untyped_tensor(path, bytes, layout);
   c10::IValue v;
   try {
     v = torch::jit::pickle_load(bytes);
@@ -112,9 +144,15 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
       if (shape != spec.shape) throw std::runtime_error(path + ": holds a tensor of another shape than the dump's field 'shape'");
     if (auto st = scalar_type_of(dtype_name); st && *st != t.scalar_type()) t = at::_to_copy(t, at::TensorOptions().dtype(*st));
   } else {
-    auto st = scalar_type_of(dtype_name);
-    if (!st || *st == c10::kComplexFloat || *st == c10::kComplexDouble)
+    auto target = scalar_type_of(dtype_name);
+    if (!target || !(is_float_type(*target) || is_float8_type(*target) || at::isIntegralType(*target, true)))
       throw std::runtime_error("dtype " + spec.dtype + " is not supported for random data generation");
+    // float8 tensors are made in float32 and cast at the end; the unsigned 16/32/64-bit types (whose
+    // kernels LibTorch 2.x leaves out) in int64 (run-ut.md §3.3).
+    const bool unsigned_wide = *target != c10::kByte && *target != c10::kBool && at::isIntegralType(*target, false) &&
+                               !c10::isSignedType(*target);
+    std::optional<c10::ScalarType> st =
+        is_float8_type(*target) ? c10::kFloat : unsigned_wide ? c10::kLong : *target;
     auto options = at::TensorOptions().dtype(*st);
     std::vector<std::int64_t> shape = spec.shape;
     bool empty = false;
@@ -122,7 +160,7 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
     Statistic lo_s = spec.min, hi_s = spec.max;
     for (auto d : shape)
       if (d < 0) throw std::runtime_error("field 'shape': expected sizes >= 0, found " + std::to_string(d));
-    if (empty) return at::zeros(shape, options);
+    if (empty) return at::zeros(shape, at::TensorOptions().dtype(*target));
     if (!lo_s.present() || !hi_s.present())
       throw std::runtime_error("Data info Min: " + stat_text(lo_s) + " , Max: " + stat_text(hi_s) +
                                ", info type must be int or float.");
@@ -136,13 +174,13 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
       return at::randint(l, h + 1, shape, generator, at::TensorOptions().dtype(c10::kLong)).gt(0);
     }
     if (is_float_type(*st)) {
-      if (std::isnan(high)) return at::full(shape, std::nan(""), options);
+      if (std::isnan(high)) return at::full(shape, std::nan(""), options).to(*target);
       if (high_origin != 0 && std::isinf(high)) {
         t = at::full(shape, high, options);
         if (!shape.empty()) t.select(0, t.size(0) - 1).fill_(low);
-        return t;
+        return t.to(*target);
       }
-      double fmax = finite_max_of(*st);
+      double fmax = finite_max_of(*target);
       double lo_scaled = std::isinf(low) ? (low > 0 ? fmax : -fmax) : low;
       double hi_scaled = std::isinf(high) ? (high > 0 ? fmax : -fmax) : high;
       // rand · (high − low) + low in the tensor's dtype, as the reference computes (torch_rand.hpp).
@@ -174,6 +212,7 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
         }
       });
     }
+    if (*st != *target) t = t.to(*target);
   }
   if ((short_api == "conv1d" || short_api == "conv2d") && t.scalar_type() == c10::kFloat) t = round_to_hf32(t);
   return t;

@@ -121,15 +121,17 @@ std::string zip_problem(const std::vector<char>& b, ZipIndex& index) {
 // collections.OrderedDict and torch.<Type>Storage, the arguments they are called with, and a
 // metadata dict of string keys and bool values.
 
-enum class Kind { none, boolean, integer, floating, string, tuple, dict, storage_type, rebuild_tensor, ordered_dict, storage, tensor };
+enum class Kind { none, boolean, integer, floating, string, tuple, dict, storage_type, rebuild_tensor, rebuild_tensor_v3,
+                  dtype, ordered_dict, storage, tensor };
 
 struct Value;
 using ValuePtr = std::shared_ptr<const Value>;
 struct Value {
   Kind kind = Kind::none;
-  std::int64_t integer = 0;     // integer; storage_type: bytes per element; storage: bytes
-  std::int64_t item_size = 0;   // storage: bytes per element
-  std::string text;             // string: its bytes, when short (the only strings read are short)
+  std::int64_t integer = 0;     // integer; storage_type, dtype: bytes per element; storage: bytes
+  std::int64_t item_size = 0;   // storage: bytes per element (1 for an untyped storage)
+  std::string text;             // string: its bytes, when short (the only strings read are short);
+                                // storage: its record; dtype: its name
   bool long_text = false;
   std::vector<ValuePtr> items;  // tuple
   int depth = 0;                // tuple: how deeply tuples nest in it
@@ -158,6 +160,16 @@ std::int64_t storage_item_size(const std::string& cls) {
   return it == sizes.end() ? 0 : it->second;
 }
 
+// The dtypes torch 2.x saves through _rebuild_tensor_v3 (GLOBAL 'torch <name>'): no typed storage
+// class holds them.
+std::int64_t untyped_dtype_item_size(const std::string& name) {
+  static const std::map<std::string, std::int64_t> sizes = {
+      {"uint16", 2}, {"uint32", 4}, {"uint64", 8}, {"float8_e4m3fn", 1}, {"float8_e5m2", 1},
+      {"float8_e4m3fnuz", 1}, {"float8_e5m2fnuz", 1}, {"float8_e8m0fnu", 1}, {"complex32", 4}};
+  auto it = sizes.find(name);
+  return it == sizes.end() ? 0 : it->second;
+}
+
 bool is_integer_tuple(const Value& v) {
   if (v.kind != Kind::tuple) return false;
   for (const auto& i : v.items)
@@ -177,9 +189,9 @@ bool plausible_location(const std::string& s) {
 
 class PickleCheck {
  public:
-  PickleCheck(const std::vector<char>& bytes, const ZipRecord& pickle, const ZipIndex& zip)
+  PickleCheck(const std::vector<char>& bytes, const ZipRecord& pickle, const ZipIndex& zip, TensorFileLayout& layout)
       : p_(reinterpret_cast<const unsigned char*>(bytes.data()) + pickle.offset), n_(pickle.size),
-        file_size_(bytes.size()), zip_(zip) {}
+        file_size_(bytes.size()), zip_(zip), layout_(layout) {}
 
   std::string run() {
     if (n_ < 2 || p_[0] != 0x80) return "the pickle does not begin with PROTO";
@@ -200,6 +212,7 @@ class PickleCheck {
   std::uint64_t n_, i_ = 0;
   std::uint64_t file_size_;
   const ZipIndex& zip_;
+  TensorFileLayout& layout_;
   std::uint64_t op_at_ = 0;  // the offset of the opcode being run, for the error (built only then)
   std::vector<ValuePtr> stack_;
   std::vector<std::size_t> marks_;
@@ -354,9 +367,17 @@ class PickleCheck {
     std::string module, name;
     if (!line(module) || !line(name)) return "unterminated GLOBAL";
     if (module == "torch._utils" && name == "_rebuild_tensor_v2") return push(make(Kind::rebuild_tensor));
+    if (module == "torch._utils" && name == "_rebuild_tensor_v3") return push(make(Kind::rebuild_tensor_v3));
     if (module == "collections" && name == "OrderedDict") return push(make(Kind::ordered_dict));
-    if (module == "torch")
+    if (module == "torch.storage" && name == "UntypedStorage") return push(make(Kind::storage_type, 1));
+    if (module == "torch") {
       if (std::int64_t size = storage_item_size(name)) return push(make(Kind::storage_type, size));
+      if (std::int64_t size = untyped_dtype_item_size(name)) {
+        auto dtype = make(Kind::dtype, size);
+        dtype->text = name;
+        return push(std::move(dtype));
+      }
+    }
     return "global " + module.substr(0, 64) + "." + name.substr(0, 64) + " (not one torch.save writes for a tensor)";
   }
 
@@ -383,6 +404,7 @@ class PickleCheck {
     }
     auto storage = make(Kind::storage, bytes);
     storage->item_size = item;
+    storage->text = zip_.archive + "/data/" + id.items[2]->text;
     stack_.back() = std::move(storage);
     return "";
   }
@@ -397,8 +419,13 @@ class PickleCheck {
       if (!args.items.empty()) return "OrderedDict called with arguments";
       result = make(Kind::dict);
     } else if (callable.kind == Kind::rebuild_tensor) {
-      std::string why = rebuilt_tensor_problem(args);
+      std::string why = rebuilt_tensor_problem(args, false);
       if (!why.empty()) return why;
+      result = make(Kind::tensor);
+    } else if (callable.kind == Kind::rebuild_tensor_v3) {
+      std::string why = rebuilt_tensor_problem(args, true);
+      if (!why.empty()) return why;
+      note_layout(args);
       result = make(Kind::tensor);
     } else {
       return "REDUCE of a value that is not a function torch.save calls";
@@ -407,14 +434,23 @@ class PickleCheck {
     return push(std::move(result));
   }
 
-  // _rebuild_tensor_v2(storage, offset, sizes, strides, requires_grad, hooks[, metadata]): the
-  // view must lie inside the storage (LibTorch sets sizes and strides without looking).
-  static std::string rebuilt_tensor_problem(const Value& args) {
+  // _rebuild_tensor_v2(storage, offset, sizes, strides, requires_grad, hooks[, metadata]) and
+  // _rebuild_tensor_v3(untyped storage, offset, sizes, strides, requires_grad, hooks, dtype[,
+  // metadata]): the view must lie inside the storage (LibTorch sets sizes and strides without
+  // looking; acccheck's own reader of v3 files relies on this too).
+  static std::string rebuilt_tensor_problem(const Value& args, bool v3) {
     const auto& a = args.items;
-    if (a.size() != 6 && a.size() != 7) return "_rebuild_tensor_v2 called with " + std::to_string(a.size()) + " arguments";
+    const char* fn = v3 ? "_rebuild_tensor_v3" : "_rebuild_tensor_v2";
+    const std::size_t n = v3 ? 7 : 6;
+    if (a.size() != n && a.size() != n + 1) return std::string(fn) + " called with " + std::to_string(a.size()) + " arguments";
     if (a[0]->kind != Kind::storage || a[1]->kind != Kind::integer || !is_integer_tuple(*a[2]) || !is_integer_tuple(*a[3]) ||
-        a[4]->kind != Kind::boolean || a[5]->kind != Kind::dict || (a.size() == 7 && a[6]->kind != Kind::dict))
-      return "_rebuild_tensor_v2 called with arguments other than (storage, offset, sizes, strides, requires_grad, hooks)";
+        a[4]->kind != Kind::boolean || a[5]->kind != Kind::dict || (v3 && a[6]->kind != Kind::dtype) ||
+        (a.size() == n + 1 && a[n]->kind != Kind::dict))
+      return std::string(fn) + " called with arguments other than (storage, offset, sizes, strides, requires_grad, hooks" +
+             (v3 ? ", dtype)" : ")");
+    if (v3 && a[0]->item_size != 1) return "_rebuild_tensor_v3 of a typed storage";
+    // The element size: the storage's own, or for an untyped (byte) storage the dtype's.
+    const std::int64_t item_size = v3 ? a[6]->integer : a[0]->item_size;
     const auto& sizes = a[2]->items;
     const auto& strides = a[3]->items;
     if (sizes.size() != strides.size()) return "a tensor with " + std::to_string(sizes.size()) + " sizes and " + std::to_string(strides.size()) + " strides";
@@ -432,10 +468,25 @@ class PickleCheck {
     }
     if (elements == 0) return "";
     std::int64_t end = 0;
-    if (__builtin_add_overflow(last, 1, &end) || __builtin_mul_overflow(end, a[0]->item_size, &end) || end > a[0]->integer)
+    if (__builtin_add_overflow(last, 1, &end) || __builtin_mul_overflow(end, item_size, &end) || end > a[0]->integer)
       return "a view of the storage's elements up to index " + std::to_string(last) + " in a storage of " +
              std::to_string(a[0]->integer) + " bytes";
     return "";
+  }
+
+  // What acccheck's own reader needs of a v3 tensor (already checked: inside its storage).
+  void note_layout(const Value& args) {
+    const auto& a = args.items;
+    layout_.untyped = true;
+    layout_.record = a[0]->text;
+    if (const ZipRecord* r = zip_.find(a[0]->text.substr(zip_.archive.size() + 1))) layout_.record_offset = r->offset;
+    layout_.dtype = a[6]->text;
+    layout_.item_size = a[6]->integer;
+    layout_.storage_offset = a[1]->integer;
+    layout_.sizes.clear();
+    layout_.strides.clear();
+    for (const auto& v : a[2]->items) layout_.sizes.push_back(v->integer);
+    for (const auto& v : a[3]->items) layout_.strides.push_back(v->integer);
   }
 
   std::string stop() {
@@ -448,13 +499,19 @@ class PickleCheck {
 
 }  // namespace
 
-std::string tensor_file_problem(const std::vector<char>& bytes) {
+std::string tensor_file_problem(const std::vector<char>& bytes, TensorFileLayout& layout) {
+  layout = TensorFileLayout{};
   ZipIndex zip;
   std::string why = zip_problem(bytes, zip);
   if (!why.empty()) return why;
   const ZipRecord* pickle = zip.find("data.pkl");
   if (!pickle) return "no " + zip.archive + "/data.pkl record";
-  return PickleCheck(bytes, *pickle, zip).run();
+  return PickleCheck(bytes, *pickle, zip, layout).run();
+}
+
+std::string tensor_file_problem(const std::vector<char>& bytes) {
+  TensorFileLayout layout;
+  return tensor_file_problem(bytes, layout);
 }
 
 }  // namespace acccheck::replay

@@ -5,6 +5,7 @@
 // pickle whose opcodes do not fit the stack). Torch-free, so it is tested and fuzzed on its own.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,5 +19,20 @@ namespace acccheck::replay {
 //  - every storage it names a record at least as large as the storage, and the tensor's sizes,
 //    strides and offset inside that storage.
 std::string tensor_file_problem(const std::vector<char>& bytes);
+
+// Where a checked file's tensor lies, for the files LibTorch's pickle_load cannot read: torch 2.x
+// saves the dtypes that have no typed storage class (uint16/32/64, the float8 variants, complex32)
+// as _rebuild_tensor_v3(UntypedStorage, offset, sizes, strides, requires_grad, hooks, dtype), which
+// LibTorch (2.13 included) refuses ("Unpickler found unknown type torch._utils._rebuild_tensor_v3").
+struct TensorFileLayout {
+  bool untyped = false;               // written by _rebuild_tensor_v3: read by acccheck, not LibTorch
+  std::string record;                 // the storage's record, e.g. "archive/data/0"
+  std::uint64_t record_offset = 0;    // where the record's bytes begin in the file
+  std::string dtype;                  // Python's name: "uint16", "float8_e4m3fn"
+  std::int64_t item_size = 0;
+  std::int64_t storage_offset = 0;    // in elements
+  std::vector<std::int64_t> sizes, strides;
+};
+std::string tensor_file_problem(const std::vector<char>& bytes, TensorFileLayout& layout);
 
 }  // namespace acccheck::replay

@@ -8,6 +8,7 @@
 #include <c10/util/Half.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include <acccheck/simd.hpp>
@@ -93,11 +94,23 @@ ACCCHECK_SIMD_CLONES void scale_in_place(T* x, std::size_t n, T scale, T low) {
   }
 }
 
+// float16 / bfloat16. LibTorch 1.13's uniform kernel draws in the narrow type itself: the low
+// `digits` bits (11, 8) over 2^digits, exact. Later ones (2.x; the kernel's opmath_t) draw a float
+// (24 bits) and round it to the narrow type, a draw that rounds up to 1 becoming 0.
 template <typename Half>
 void to_narrow(const std::uint32_t* r, Half* out, std::size_t n, int digits) {
   const std::uint32_t mask = (1u << digits) - 1u;
   const float divisor = 1.0f / static_cast<float>(1u << digits);
   for (std::size_t i = 0; i < n; ++i) out[i] = Half(static_cast<float>(r[i] & mask) * divisor);
+}
+
+template <typename Half>
+void to_narrow_through_float(const std::uint32_t* r, Half* out, std::size_t n) {
+  const Half one(1.0f), zero(0.0f);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Half h(static_cast<float>(r[i] & 0xFFFFFFu) * (1.0f / 16777216.0f));
+    out[i] = h == one ? zero : h;
+  }
 }
 
 // The engine, taken out of the generator and put back after `fill` (under the generator's lock,
@@ -115,6 +128,24 @@ void with_engine(at::Generator& generator, const Fill& fill) {
 
 constexpr std::size_t kBlock = 2 * kN;  // draws per round trip through the scratch buffer
 
+// Which of the two narrow-type formulas this LibTorch's at::rand uses, read off at::rand itself once
+// (no version number says when the kernel changed): 64 float16 draws from a fixed seed.
+bool narrow_draws_through_float() {
+  static const bool through_float = [] {
+    constexpr std::size_t n = 64;
+    at::Generator g = at::make_generator<at::CPUGeneratorImpl>(12345);
+    at::Tensor theirs = at::rand({static_cast<std::int64_t>(n)}, g, at::TensorOptions().dtype(c10::kHalf));
+    at::Generator ours = at::make_generator<at::CPUGeneratorImpl>(12345);
+    std::uint32_t r[n];
+    auto* impl = at::check_generator<at::CPUGeneratorImpl>(ours);
+    for (auto& v : r) v = impl->random();
+    c10::Half mine[n];
+    to_narrow_through_float(r, mine, n);
+    return std::memcmp(mine, theirs.data_ptr<c10::Half>(), sizeof(mine)) == 0;
+  }();
+  return through_float;
+}
+
 }  // namespace
 
 void torch_random_u32(at::Generator& generator, std::uint32_t* out, std::size_t count) {
@@ -129,6 +160,7 @@ struct Affine {
   double low, scale;
 };
 at::Tensor draw_rand(c10::IntArrayRef shape, at::Generator& generator, c10::ScalarType dtype, const Affine* affine) {
+  const bool narrow_through_float = (dtype == c10::kHalf || dtype == c10::kBFloat16) && narrow_draws_through_float();
   at::Tensor t = at::empty(shape, at::TensorOptions().dtype(dtype));
   const auto n = static_cast<std::size_t>(t.numel());
   with_engine(generator, [&](at::mt19937_data_pod& d) {
@@ -148,8 +180,14 @@ at::Tensor draw_rand(c10::IntArrayRef shape, at::Generator& generator, c10::Scal
           to_double(r, t.data_ptr<double>() + done, m);
           if (affine) scale_in_place(t.data_ptr<double>() + done, m, affine->scale, affine->low);
           break;
-        case c10::kHalf: to_narrow(r, t.data_ptr<c10::Half>() + done, m, 11); break;
-        default: to_narrow(r, t.data_ptr<c10::BFloat16>() + done, m, 8); break;
+        case c10::kHalf:
+          if (narrow_through_float) to_narrow_through_float(r, t.data_ptr<c10::Half>() + done, m);
+          else to_narrow(r, t.data_ptr<c10::Half>() + done, m, 11);
+          break;
+        default:
+          if (narrow_through_float) to_narrow_through_float(r, t.data_ptr<c10::BFloat16>() + done, m);
+          else to_narrow(r, t.data_ptr<c10::BFloat16>() + done, m, 8);
+          break;
       }
       done += m;
     }

@@ -3,6 +3,7 @@
 // and the round trip through `acccheck run_ut`.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -55,7 +56,7 @@ int count_lines(const std::string& text, const std::string& needle) {
 }
 
 bool python_torch_available() {
-  static int ok = std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0 ? 1 : 0;
+  static int ok = std::system((std::string(ACCCHECK_TEST_PYTHON) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0 ? 1 : 0;
   return ok == 1;
 }
 
@@ -150,8 +151,8 @@ TEST_F(Dump, TensorModeFilesLoadInPythonAndReplayReproducesTheStatistics) {
   // Real-data replay on the CPU: run_ut reads the .pt files (dump_data_dir is set).
   auto ut = run_acccheck({"run_ut", "-api_info", rank + "/dump.json", "--device", "cpu", "-o", dir / "out"});
   ASSERT_EQ(ut.exit_code, 0) << ut.err;
-  if (!python_torch_available()) GTEST_SKIP() << "Debian's python3-torch is not installed";
-  std::string cmd = "/usr/bin/python3 " + std::string(ACCCHECK_SOURCE_DIR) + "/tests/e2e/replay_dump_with_python.py " +
+  if (!python_torch_available()) GTEST_SKIP() << ACCCHECK_TEST_PYTHON << " cannot import torch";
+  std::string cmd = std::string(ACCCHECK_TEST_PYTHON) + " " + std::string(ACCCHECK_SOURCE_DIR) + "/tests/e2e/replay_dump_with_python.py " +
                     rank + " > " + (dir / "py.log") + " 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << read_file(dir / "py.log");
   EXPECT_NE(read_file(dir / "py.log").find("0 output mismatches"), std::string::npos) << read_file(dir / "py.log");
@@ -172,7 +173,7 @@ TEST_F(Dump, SdkBuildDumpsTheRequestedSteps) {
 }
 
 TEST_F(Dump, TorchScriptModelRunsForwardAndBackward) {
-  if (!python_torch_available()) GTEST_SKIP() << "Debian's python3-torch is needed to write the TorchScript file";
+  if (!python_torch_available()) GTEST_SKIP() << ACCCHECK_TEST_PYTHON << " cannot import torch to write the TorchScript file";
   TempDir dir;
   std::string script = dir / "make.py";
   write_file(script,
@@ -184,7 +185,7 @@ TEST_F(Dump, TorchScriptModelRunsForwardAndBackward) {
              "    def forward(self, x):\n"
              "        return torch.softmax(self.fc(x), dim=-1)\n"
              "torch.jit.script(M()).save('" + (dir / "m.pt") + "')\n");
-  ASSERT_EQ(std::system(("/usr/bin/python3 " + script).c_str()), 0);
+  ASSERT_EQ(std::system((std::string(ACCCHECK_TEST_PYTHON) + " " + script).c_str()), 0);
   auto r = run_acccheck({"dump", "--dump-path", dir / "d", "--model", dir / "m.pt", "--input-shape", "4,8",
                          "--model-steps", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -200,10 +201,10 @@ TEST_F(Dump, TorchScriptModelRunsForwardAndBackward) {
   EXPECT_NE(bad.err.find(script + ": not a TorchScript model"), std::string::npos) << bad.err;
 }
 
-// The example TorchScript model the build writes with python3-torch (examples/train/make_torchscript.py).
+// The example TorchScript model the build writes with the build's Python (examples/train/make_torchscript.py).
 TEST_F(Dump, TheBundledTorchScriptExampleDumpsAndReplays) {
   const std::string model = std::string(ACCCHECK_BUILD_DIR) + "/examples/example-model.pt";
-  if (!fs::exists(model)) GTEST_SKIP() << "no " << model << ": the build found no python3-torch to write it";
+  if (!fs::exists(model)) GTEST_SKIP() << "no " << model << ": the build's Python could not write it (no torch, or no torch.jit)";
   TempDir dir;
   auto r = run_acccheck({"dump", "--dump-path", dir / "d", "--model", model, "--input-shape", "4,16"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -476,21 +477,29 @@ TEST_F(Dump, DeviceTensorsAutogradThreadAndALoaderThread) {
 
 TEST_F(Dump, AProgramOnAnotherLibTorchIsRefusedUpFront) {
   TempDir dir;
-  // The program resolves LibTorch from elsewhere (LD_LIBRARY_PATH): not the one acccheck was built against.
-  std::string lib;
-  for (const char* candidate : {"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13", "/usr/lib/aarch64-linux-gnu/libtorch_cpu.so.1.13"})
-    if (fs::exists(candidate)) lib = candidate;
-  if (lib.empty()) GTEST_SKIP() << "not Debian's LibTorch 1.13: no second copy to make";
+  // The program resolves LibTorch from elsewhere (LD_LIBRARY_PATH comes before its RUNPATH and the
+  // system folders): a copy of the build's own libtorch_cpu, under its own name, is another file.
+  // `acccheck dump` reads that from the program's ELF files and refuses before starting it.
+  const fs::path ours = fs::canonical(ACCCHECK_TORCH_CPU_LIBRARY);
   fs::create_directories(dir / "lib");
-  fs::copy_file(lib, dir / "lib/libtorch_cpu.so.1.13");
+  const std::string copy = dir / ("lib/" + ours.filename().string());
+  fs::copy_file(ours, copy);
+  // Under every name a program may ask for: libtorch_cpu.so (a wheel's soname), and Debian's
+  // libtorch_cpu.so.1.13 for a file libtorch_cpu.so.1.13.0.
+  std::string name = ours.filename().string();
+  for (std::string alias : {std::string("libtorch_cpu.so"), name.substr(0, name.rfind('.'))})
+    if (alias.rfind("libtorch_cpu.so", 0) == 0 && alias != name) fs::create_symlink(ours.filename(), dir / ("lib/" + alias));
   auto r = dump({"--dump-path", dir / "d"}, {kTrain, "--steps", "1"}, "LD_LIBRARY_PATH=" + (dir / "lib"));
   EXPECT_EQ(r.exit_code, 5);
   EXPECT_EQ(r.out, "") << "the program must not run";
-  EXPECT_NE(r.err.find("acccheck dump: the program uses LibTorch " + (dir / "lib/libtorch_cpu.so.1.13") +
-                       ", acccheck was built against LibTorch "),
+  // Debian's file name says its version (libtorch_cpu.so.1.13.0); a wheel's copy outside its package says none.
+  std::string suffix = name.substr(std::string("libtorch_cpu.so").size());
+  std::string theirs = suffix.empty() ? copy : suffix.substr(1) + " (" + copy + ")";
+  EXPECT_NE(r.err.find("acccheck dump: the program uses LibTorch " + theirs + ", acccheck was built against LibTorch " +
+                       ACCCHECK_TORCH_FULL_VERSION + " (" + ours.string() + "): not dumped"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find(fs::canonical(lib).string()), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
   EXPECT_FALSE(fs::exists(dir / "d"));
 }
 

@@ -1,7 +1,10 @@
-// `acccheck dump -- python3 script.py`: unmodified PyTorch scripts (Debian's python3-torch, which
-// uses the same libtorch_cpu.so as acccheck) captured by the preloaded engine, with Python stacks;
-// the ways a Python process ends; DataLoader worker processes; a foreign LibTorch.
+// `acccheck dump -- python3 script.py`: unmodified PyTorch scripts captured by the preloaded engine,
+// with Python stacks; the ways a Python process ends; DataLoader worker processes; a foreign
+// LibTorch. The Python is the build's own (ACCCHECK_TEST_PYTHON: the venv whose torch wheel acccheck
+// was built against, or Debian's python3-torch for a build against libtorch-dev), so it uses the
+// same libtorch_cpu as acccheck.
 #include <filesystem>
+#include <map>
 
 #include <acccheck/csv.hpp>
 #include <acccheck/record.hpp>
@@ -18,7 +21,7 @@ using acccheck::test::write_file;
 
 namespace {
 
-const std::string kPython = "/usr/bin/python3";
+const std::string kPython = ACCCHECK_TEST_PYTHON;
 const std::string kMlp = fixture("python/train_mlp.py");
 const std::string kTransformer = fixture("python/train_transformer.py");
 
@@ -44,7 +47,7 @@ class PythonDump : public ::testing::Test {
   void SetUp() override {
     if (!ACCCHECK_TORCH_BUILD) GTEST_SKIP() << "built without LibTorch: no dump engine";
     if (std::system((kPython + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
-      GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/setup.sh installs it)";
+      GTEST_SKIP() << kPython << " cannot import torch (scripts/setup.sh installs the build's Python and torch)";
   }
 };
 
@@ -82,7 +85,7 @@ TEST_F(PythonDump, PythonOnlyStacks) {
   std::string stacks = read_file(dir / "d/step0/rank/stack.json");
   EXPECT_NE(stacks.find(kMlp + ", line "), std::string::npos);
   EXPECT_EQ(stacks.find("libtorch"), std::string::npos);
-  EXPECT_EQ(stacks.find("/usr/bin/python3, line 0"), std::string::npos) << "no C++ frames in python mode";
+  EXPECT_EQ(stacks.find(kPython + ", line 0"), std::string::npos) << "no C++ frames in python mode";
 }
 
 TEST_F(PythonDump, DataLoaderWorkersNeitherHangNorTouchTheDump) {
@@ -141,10 +144,96 @@ TEST_F(PythonDump, EveryWayOfEndingLeavesAReadableDump) {
   }
 }
 
-TEST_F(PythonDump, APythonImportingAnotherLibTorchIsRefusedInOneLine) {
+// The dtypes LibTorch 2.x added: named as Python names them in the dump, their .pt files readable by
+// Python's torch.load (torch.save's _rebuild_tensor_v3 layout, which LibTorch's pickle_save does not
+// write), and replayed by run_ut from acccheck's files and from Python's own, on cpu and npu-sim.
+TEST_F(PythonDump, TheDtypesOfLibTorch2AreNamedSavedAndReplayed) {
+  if (std::string(ACCCHECK_TORCH_FULL_VERSION).rfind("1.", 0) == 0)
+    GTEST_SKIP() << "LibTorch " << ACCCHECK_TORCH_FULL_VERSION << " has no float8 or uint16/32/64 dtypes";
   TempDir dir;
-  // Another library named like a pip wheel's torch/lib/libtorch_cpu.so (with its version.py). A real
-  // second LibTorch would bring its own libc10; a stand-in keeps its initialisers out of the way.
+  const std::string script = fixture("python/new_dtypes.py");
+  auto r = dump({"--dump-path", dir / "d", "--task", "tensor"}, {script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string rank = dir / "d/step0/rank";
+  std::string json = read_file(rank + "/dump.json");
+  for (const char* dtype : {"torch.float8_e4m3fn", "torch.float8_e5m2", "torch.uint16", "torch.uint32", "torch.uint64"})
+    EXPECT_NE(json.find(std::string("\"dtype\": \"") + dtype + "\""), std::string::npos) << dtype;
+  EXPECT_EQ(json.find("Float8"), std::string::npos) << "no C++ dtype names";
+  EXPECT_EQ(json.find("UInt"), std::string::npos) << "no C++ dtype names";
+  // Python reads every file the dump wrote, with the dtype the dump names.
+  write_file(dir / "read.py",
+             "import json, sys, torch\n"
+             "rank = sys.argv[1]\n"
+             "data = json.load(open(rank + '/dump.json'))['data']\n"
+             "n = 0\n"
+             "def walk(v):\n"
+             "    global n\n"
+             "    if isinstance(v, dict) and 'data_name' in v:\n"
+             "        t = torch.load(rank + '/dump_tensor_data/' + v['data_name'])\n"
+             "        assert str(t.dtype) == v['dtype'], (v['data_name'], t.dtype, v['dtype'])\n"
+             "        assert list(t.shape) == v['shape'], v['data_name']\n"
+             "        n += 1\n"
+             "    elif isinstance(v, dict): [walk(x) for x in v.values()]\n"
+             "    elif isinstance(v, list): [walk(x) for x in v]\n"
+             "walk(data)\n"
+             "print('read', n)\n");
+  std::string read = test::shell_output(test::shell_quote(kPython) + " -W ignore " + test::shell_quote(dir / "read.py") + " " +
+                                        test::shell_quote(rank) + " 2>&1");
+  EXPECT_NE(read.find("read 42"), std::string::npos) << read;
+  auto replay = [&](const std::string& device, const std::string& out) {
+    auto ut = run_acccheck({"run_ut", "-api_info", rank + "/dump.json", "--device", device, "-o", out, "--timestamp",
+                            "20260101000000"});
+    EXPECT_EQ(ut.exit_code, 0) << ut.err;
+    std::map<std::string, std::string> status;
+    for (const auto& row : read_csv_records(out + "/accuracy_checking_result_20260101000000.csv")) status[row[0]] = row[1];
+    return status;
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    // Second pass: the inputs replaced by the files Python's torch.save writes for the same tensors.
+    if (pass == 1) ASSERT_EQ(std::system((kPython + " -W ignore " + script + " " + rank + "/dump_tensor_data >/dev/null").c_str()), 0);
+    for (const char* device : {"cpu", "npu-sim"}) {
+      auto status = replay(device, dir / (std::string(device) + std::to_string(pass)));
+      for (const char* api : {"Aten.mul.2", "Aten.mul.3", "Aten.mul.4", "Aten.cat.0", "Aten.mul.5"})
+        EXPECT_EQ(status[api], "pass") << api << " on " << device << (pass ? " (Python's files)" : " (acccheck's files)");
+    }
+  }
+}
+
+TEST_F(PythonDump, APythonImportingAnotherLibTorchIsRefusedInOneLine) {
+  // A real second LibTorch: the other configuration's Python (Debian's python3-torch 1.13 for a
+  // build against the 2.13 wheel, the wheel's venv for a build against Debian's). The refusal comes
+  // from the preloaded engine's dlopen, before the real dlopen maps that torch's libraries: none of
+  // its static initialisers runs, so the process ends with the one line and exit code 5, no crash.
+  const std::string foreign = ACCCHECK_FOREIGN_TORCH_PYTHON;
+  TempDir dir;
+  // Where that Python's torch is, asked of it without acccheck.
+  write_file(dir / "where.py",
+             "import torch\nprint(torch.__version__)\n"
+             "print([l.split()[-1] for l in open('/proc/self/maps') if 'libtorch_cpu' in l][0])\n");
+  std::string where = test::shell_output(test::shell_quote(foreign) + " " + test::shell_quote(dir / "where.py") + " 2>/dev/null");
+  auto nl = where.find('\n');
+  if (foreign.empty() || nl == std::string::npos || where.size() <= nl + 1)
+    GTEST_SKIP() << "no Python with another LibTorch (" << foreign << "): the other configuration is not installed";
+  const std::string their_version = where.substr(0, nl);
+  const std::string their_lib = fs::canonical(where.substr(nl + 1, where.find('\n', nl + 1) - nl - 1)).string();
+  if (their_lib == fs::canonical(ACCCHECK_TORCH_CPU_LIBRARY).string()) GTEST_SKIP() << foreign << " uses this build's LibTorch";
+
+  write_file(dir / "s.py", "import torch\nprint('still here', torch.ones(2).sum())\n");
+  std::vector<std::string> args{"dump", "--dump-path", dir / "d", "--", foreign, dir / "s.py"};
+  auto r = run_acccheck(args);
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_EQ(r.out.find("still here"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "acccheck dump: the program uses LibTorch " + their_version + " (" + their_lib +
+                       "), acccheck was built against LibTorch " + ACCCHECK_TORCH_FULL_VERSION + " (" +
+                       fs::canonical(ACCCHECK_TORCH_CPU_LIBRARY).string() +
+                       "): not dumped (rebuild acccheck against the program's LibTorch)\n");
+  EXPECT_FALSE(fs::exists(dir / "d/step0"));
+}
+
+TEST_F(PythonDump, ALibraryNamedLikeAnotherLibTorchIsRefusedBeforeItLoads) {
+  // ctypes loading a file named like a wheel's torch/lib/libtorch_cpu.so (with its version.py) that
+  // is not acccheck's: refused before the real dlopen runs.
+  TempDir dir;
   fs::create_directories(dir / "torch/lib");
   std::string stand_in;
   for (const char* candidate : {"/lib/x86_64-linux-gnu/libz.so.1", "/usr/lib/x86_64-linux-gnu/libz.so.1", "/lib/aarch64-linux-gnu/libz.so.1"})
@@ -156,8 +245,9 @@ TEST_F(PythonDump, APythonImportingAnotherLibTorchIsRefusedInOneLine) {
   auto r = dump({"--dump-path", dir / "d"}, {dir / "s.py"});
   EXPECT_EQ(r.exit_code, 5) << r.err;
   EXPECT_EQ(r.out.find("still here"), std::string::npos);
-  EXPECT_NE(r.err.find("acccheck dump: the program uses LibTorch 2.1.0+cpu (" + (dir / "torch/lib/libtorch_cpu.so") +
-                       "), acccheck was built against LibTorch 1.13"),
+  EXPECT_NE(r.err.find("acccheck dump: the program uses LibTorch 2.1.0+cpu (" +
+                       fs::canonical(dir / "torch/lib/libtorch_cpu.so").string() + "), acccheck was built against LibTorch " +
+                       ACCCHECK_TORCH_FULL_VERSION),
             std::string::npos)
       << r.err;
 }

@@ -2,7 +2,7 @@
 calls Aten entries (torch.ops.aten.<name>(*args, **kwargs): the overload is chosen from the
 arguments), and checks that every deterministic entry reproduces the dumped output statistics.
 
-    /usr/bin/python3 replay_dump_with_python.py RANK_DIR   → exit 0 when all reproduce
+    PYTHON replay_dump_with_python.py RANK_DIR   → exit 0 when all reproduce (PYTHON: one with torch)
 
 It also proves that Python's torch.load reads the .pt files the dump wrote."""
 import json

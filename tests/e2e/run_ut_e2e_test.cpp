@@ -97,9 +97,18 @@ TEST_F(RunUt, TensorDumpOnCpuReproducesTheReferencesNumbers) {
   auto rd = records(fixture("vectors/msprobe-dump-mlp-tensor/run_ut_cpu/accuracy_checking_details_20261130023018.csv"));
   ASSERT_EQ(od.size(), rd.size());
   int numbers = 0;
+  // The reference ran on torch 1.13 with OpenBLAS. Other LibTorch builds bring other CPU kernels
+  // for two of these APIs: the PyPI wheels' fp32 matmul is MKL's (linear), and 2.x's vectorised gelu
+  // rounds differently. Their numbers are the kernels', not acccheck's: there the rows and statuses
+  // must still match (below), the numbers of every other API too (docs/compat.md).
+  const bool reference_kernels = std::string(ACCCHECK_TORCH_FULL_VERSION).rfind("1.13", 0) == 0;
+  auto kernel_dependent = [&](const std::string& row) {
+    return !reference_kernels && (row.rfind("Functional.linear.", 0) == 0 || row.rfind("Functional.gelu.", 0) == 0);
+  };
   for (std::size_t i = 1; i < rd.size(); ++i)
     for (std::size_t c = 0; c < rd[i].size(); ++c) {
       if (od[i][c] == rd[i][c]) continue;
+      if (kernel_dependent(rd[i][0]) && c != 21) continue;  // column 21: the status
       auto a = parse_python_float(od[i][c]), e = parse_python_float(rd[i][c]);
       ASSERT_TRUE(a && e) << rd[i][0] << " column " << rd[0][c] << ": '" << od[i][c] << "' vs '" << rd[i][c] << "'";
       EXPECT_NEAR(*a, *e, 1e-6 * std::fabs(*e)) << rd[i][0] << " column " << rd[0][c];
@@ -423,9 +432,9 @@ TEST_F(RunUt, SaveErrorDataWritesTensorsPythonReads) {
   ASSERT_TRUE(fs::exists(folder + "/Functional.relu.0.forward.output.device.0.pt"));
   ASSERT_TRUE(fs::exists(folder + "/Functional.relu.0.forward.output.bench.0.pt"));
   EXPECT_FALSE(fs::exists(folder + "/Functional.linear.0.forward.input.0.pt"));  // passing APIs are not saved
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "Debian's python3-torch is not installed: the .pt files were not read back by Python";
-  std::string py = "/usr/bin/python3 -c \"import torch; d = torch.load('" + folder +
+  if (std::system((std::string(ACCCHECK_TEST_PYTHON) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
+    GTEST_SKIP() << ACCCHECK_TEST_PYTHON << " cannot import torch: the .pt files were not read back by Python";
+  std::string py = std::string(ACCCHECK_TEST_PYTHON) + " -c \"import torch; d = torch.load('" + folder +
                    "/Functional.relu.0.forward.output.device.0.pt'); b = torch.load('" + folder +
                    "/Functional.relu.0.forward.output.bench.0.pt'); x = torch.load('" + folder +
                    "/Functional.relu.0.forward.input.0.pt'); "

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -42,8 +43,19 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+std::string shell_output(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
 namespace {
 std::string quote(const std::string& s) { return shell_quote(s); }
+
 }  // namespace
 
 RunResult run_acccheck(const std::vector<std::string>& args, const std::string& env) {

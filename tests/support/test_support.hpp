@@ -40,6 +40,7 @@ RunResult run_acccheck(const std::vector<std::string>& args, const std::string& 
 
 std::string read_file(const std::string& path);
 std::string shell_quote(const std::string& s);  // 'text' for /bin/sh
+std::string shell_output(const std::string& command);  // what /bin/sh -c COMMAND prints on stdout
 void write_file(const std::string& path, const std::string& content);
 std::vector<std::string> files_in(const std::string& dir);
 std::string fixture(const std::string& relative);  // tests/fixtures/<relative>

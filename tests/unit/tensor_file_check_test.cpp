@@ -186,3 +186,61 @@ TEST(TensorFileCheck, TheZipContainerIsCheckedFirst) {
 }
 
 }  // namespace
+
+// torch 2.x: dtypes without a typed storage class (uint16, float8, ...) as
+// _rebuild_tensor_v3(UntypedStorage, offset, sizes, strides, requires_grad, hooks, dtype), as
+// torch.save writes them; the layout says where acccheck's own reader finds the elements.
+namespace {
+Pickle& untyped_tensor(Pickle& p, int nbytes, const std::string& dtype, const std::vector<int>& sizes,
+                       const std::vector<int>& strides, int offset = 0) {
+  p.global("torch._utils", "_rebuild_tensor_v3").op('(');
+  p.op('(').str("storage").global("torch.storage", "UntypedStorage").str("0").str("cpu").int1(nbytes).op('t').op('Q');
+  p.int1(offset).ints(sizes).ints(strides).op('\x89').global("collections", "OrderedDict").op(')').op('R');
+  return p.global("torch", dtype).op('t').op('R');
+}
+}  // namespace
+
+TEST(TensorFileCheck, AnUntypedStorageWithItsDtypeIsAcceptedAndLaidOut) {
+  acccheck::replay::TensorFileLayout layout;
+  Pickle p;
+  auto bytes = pt(untyped_tensor(p, 24, "uint16", {3, 2}, {1, 3}, 4).done());
+  ASSERT_EQ(tensor_file_problem(bytes, layout), "");
+  EXPECT_TRUE(layout.untyped);
+  EXPECT_EQ(layout.record, "archive/data/0");
+  EXPECT_EQ(layout.dtype, "uint16");
+  EXPECT_EQ(layout.item_size, 2);
+  EXPECT_EQ(layout.storage_offset, 4);
+  EXPECT_EQ(layout.sizes, (std::vector<std::int64_t>{3, 2}));
+  EXPECT_EQ(layout.strides, (std::vector<std::int64_t>{1, 3}));
+  // The record's bytes begin after its local header (30 bytes) and its name, past data.pkl's record.
+  const std::string pickle_name = "archive/data.pkl";
+  EXPECT_EQ(layout.record_offset, 30 + pickle_name.size() + p.done().size() + 30 + std::string("archive/data/0").size());
+  // A typed file leaves the layout empty: LibTorch reads it.
+  ASSERT_EQ(tensor_file_problem(pt(Pickle().tensor(6, {2, 3}, {3, 1}).done()), layout), "");
+  EXPECT_FALSE(layout.untyped);
+}
+
+TEST(TensorFileCheck, AnUntypedTensorMustLieInsideItsBytes) {
+  // Where an error is found: the REDUCE that rebuilds the tensor (the pickle's last opcode before
+  // STOP), or the GLOBAL naming an unknown dtype.
+  auto at_reduce = [](const Pickle& p) { return " at byte " + std::to_string(p.s.size() - 1) + " of the pickle"; };
+  // uint32: 4 bytes an element. 6 elements at offset 1 need 28 bytes: a 24-byte storage is too small.
+  Pickle a;
+  untyped_tensor(a, 24, "uint32", {6}, {1}, 1);
+  EXPECT_EQ(problem(a.done(), 24), "a view of the storage's elements up to index 6 in a storage of 24 bytes" + at_reduce(a));
+  Pickle b;
+  EXPECT_EQ(problem(untyped_tensor(b, 24, "uint32", {6}, {1}, 0).done(), 24), "");
+  Pickle c;
+  untyped_tensor(c, 24, "float7_e1m1", {6}, {1});
+  EXPECT_EQ(problem(c.done(), 24), "global torch.float7_e1m1 (not one torch.save writes for a tensor) at byte " +
+                                       std::to_string(c.s.find("ctorch\nfloat7")) + " of the pickle");
+  // v3 with a typed storage, and v3 without its dtype, are not what torch.save writes.
+  Pickle d;
+  d.global("torch._utils", "_rebuild_tensor_v3").op('(').storage(6).int1(0).ints({6}).ints({1}).op('\x89');
+  d.global("collections", "OrderedDict").op(')').op('R').global("torch", "uint16").op('t').op('R');
+  EXPECT_EQ(problem(d.done()), "_rebuild_tensor_v3 of a typed storage" + at_reduce(d));
+  Pickle e;
+  e.global("torch._utils", "_rebuild_tensor_v3").op('(').storage(6).int1(0).ints({6}).ints({1}).op('\x89');
+  e.global("collections", "OrderedDict").op(')').op('R').op('t').op('R');
+  EXPECT_EQ(problem(e.done()), "_rebuild_tensor_v3 called with 6 arguments" + at_reduce(e));
+}

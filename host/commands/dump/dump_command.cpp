@@ -10,14 +10,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <acccheck/record.hpp>
 
+#include "build_info.hpp"
 #include "cli/companion_files.hpp"
 #include "cli/exit_codes.hpp"
 #include "config/dump_options.hpp"
+#include "linkage/libtorch_linkage.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
 extern char** environ;
@@ -132,6 +136,36 @@ int run_repair(const std::string& dir) {
   return kExitOk;
 }
 
+// PROG as posix_spawnp finds it ("" when it does not).
+std::string program_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= dirs.size(); ++i)
+    if (i == dirs.size() || dirs[i] == ':') {
+      fs::path candidate = fs::path(i > start ? dirs.substr(start, i - start) : ".") / name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+      start = i + 1;
+    }
+  return "";
+}
+
+// A program linked against another LibTorch than acccheck's is refused before it starts: with the
+// engine preloaded, two LibTorches' static initialisers would run in one process. (Python loads
+// its torch later: the preloaded engine checks each dlopen.)
+std::optional<std::string> foreign_libtorch_of(const std::string& program) {
+  std::string ours = ACCCHECK_HOST_TORCH_LIB;
+  std::string path = program_path(program);
+  if (ours.empty() || path.empty()) return std::nullopt;
+  std::error_code ec;
+  auto canonical = fs::canonical(ours, ec);
+  if (!ec) ours = canonical.string();
+  auto theirs = capture::foreign_libtorch(path, ours, {});
+  if (!theirs) return std::nullopt;
+  return capture::foreign_libtorch_message(*theirs, ACCCHECK_HOST_TORCH_FULL_VERSION, ours);
+}
+
 int status_of(int wait_status, const std::string& program) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   int sig = WTERMSIG(wait_status);
@@ -162,6 +196,10 @@ int run_dump(const po::variables_map& vm, const std::vector<std::string>& progra
   } else {
     if (program_args.empty()) return fail(kExitUsage, "nothing to run: expected -- PROGRAM [ARGS...], --model FILE or --repair DIR");
     argv = program_args;
+    if (auto refused = foreign_libtorch_of(argv[0])) {
+      std::cerr << *refused << "\n";
+      return capture::kExitForeignLibTorch;
+    }
   }
   std::string preload = find_companion({"libacccheck_preload.so", "../" ACCCHECK_LIBDIR "/libacccheck_preload.so"});
   if (preload.empty()) return fail(kExitPlugin, "libacccheck_preload.so was not found next to acccheck (built without LibTorch?)");

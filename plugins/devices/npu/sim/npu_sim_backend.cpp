@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/resize_native.h>
 #include <ATen/ops/view_native.h>
@@ -12,6 +13,10 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
 #include <torch/version.h>
+#if TORCH_VERSION_MAJOR >= 2
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <c10/core/DeviceType.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -50,7 +55,13 @@ struct SimAllocator final : c10::Allocator {
 };
 SimAllocator g_allocator;
 
-// ---- device guard: one device, one stream ------------------------------------------------------
+// ---- device guard: one device, one stream, events that are always complete ---------------------
+// npu-sim computes synchronously on the host: its one stream is always idle and every event has
+// already happened. LibTorch 2.x's autograd engine needs these answers for a PrivateUse1 device
+// (InputBuffer::add asks for the default stream; from 2.8 the engine records and waits on events
+// between the forward's and the backward's streams); 1.13 never asks.
+void* const kRecordedEvent = reinterpret_cast<void*>(0x1);  // any non-null handle: "recorded"
+
 struct SimGuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kDevice; }
   c10::Device exchangeDevice(c10::Device) const override { return c10::Device(kDevice, 0); }
@@ -59,10 +70,50 @@ struct SimGuardImpl final : c10::impl::DeviceGuardImplInterface {
     TORCH_CHECK(d.index() <= 0, "npu-sim has one device (index 0), asked for ", d.index());
   }
   void uncheckedSetDevice(c10::Device) const noexcept override {}
-  c10::Stream getStream(c10::Device d) const noexcept override { return c10::Stream(c10::Stream::DEFAULT, d); }
-  c10::Stream exchangeStream(c10::Stream s) const noexcept override { return s; }
+  c10::Stream getStream(c10::Device d) const noexcept override { return default_stream(d); }
+  c10::Stream getDefaultStream(c10::Device d) const override { return default_stream(d); }
+  c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override { return default_stream(d); }
+  c10::Stream exchangeStream(c10::Stream) const noexcept override { return default_stream(c10::Device(kDevice, 0)); }
   c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+  void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
+  void record(void** event, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {
+    *event = kRecordedEvent;
+  }
+  void block(void*, const c10::Stream&) const override {}
+  bool queryEvent(void*) const override { return true; }
+  bool queryStream(const c10::Stream&) const override { return true; }
+  void synchronizeStream(const c10::Stream&) const override {}
+#if TORCH_VERSION_MAJOR >= 2  // 1.13's interface has neither
+  void synchronizeEvent(void*) const override {}
+  double elapsedTime(void*, void*, const c10::DeviceIndex) const override { return 0.0; }
+#endif
+
+ private:
+  static c10::Stream default_stream(c10::Device d) {
+    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kDevice, d.has_index() ? d.index() : 0));
+  }
 };
+
+#if TORCH_VERSION_MAJOR >= 2
+// ---- the accelerator's hooks (LibTorch 2.x; 1.13 has no PrivateUse1 hooks) ------------------------
+// With these and the backend name registered, at::getAccelerator() reports npu-sim, as it does a real
+// vendor backend, and the autograd engine treats its tensors as an accelerator's (streams, events).
+struct SimHooks final : at::PrivateUse1HooksInterface {
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return true; }
+  // The simulated device draws random numbers on the host: the CPU's default generator.
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override {
+    return at::detail::getDefaultCPUGenerator();
+  }
+  at::Device getDeviceFromPtr(void*) const override { return c10::Device(kDevice, 0); }
+  bool isPinnedPtr(const void*) const override { return false; }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
+    at::native::resize_bytes_cpu(storage.unsafeGetStorageImpl(), newsize);
+  }
+};
+#endif
 
 // ---- which thread is in backward: a RecordFunction observer on autograd nodes ------------------
 thread_local int t_backward_depth = 0;
@@ -340,6 +391,12 @@ void register_backend() {
     TORCH_CHECK(!c10::impl::hasDeviceGuardImpl(kDevice),
                 "npu-sim: PrivateUse1 is already registered by another backend in this process");
     c10::SetAllocator(kDevice, &g_allocator);
+#if TORCH_VERSION_MAJOR >= 2
+    // The backend keeps PyTorch's own name, so the device string is privateuseone:0 on every LibTorch
+    // (1.13 cannot rename it); registering it is what makes LibTorch 2.x see an accelerator.
+    c10::register_privateuse1_backend("privateuseone");
+    at::RegisterPrivateUse1HooksInterface(new SimHooks());
+#endif
     static auto* guard = new c10::impl::DeviceGuardImplRegistrar(kDevice, new SimGuardImpl());
     (void)guard;
     auto* kernels = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -356,6 +413,22 @@ void register_backend() {
     // which would win over the fallback: route them to it explicitly.
     kernels->impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&sim_fallback>());
     kernels->impl("convolution_backward_overrideable", torch::CppFunction::makeFromBoxedFunction<&sim_fallback>());
+    // Operators with both a CPU kernel and a CompositeExplicitAutograd one (LibTorch 1.13: _stack,
+    // addr, native_group_norm, native_layer_norm; 2.13 adds all.dims, any.dims, linalg__powsum): for
+    // a backend without a kernel of its own the dispatcher prefers the composite to the backend's
+    // fallback, so they would arrive decomposed — fault files naming them would match nothing, and
+    // the decomposition's rounding (2.x's bfloat16 layer norm) is not the CPU kernel's. A real
+    // accelerator has kernels for them: the fallback runs the CPU's.
+    auto& dispatcher = c10::Dispatcher::singleton();
+    for (const c10::OperatorName& op : dispatcher.getRegistrationsForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd)) {
+      if (op.name.rfind("aten::", 0) != 0) continue;
+      auto handle = dispatcher.findOp(op);
+      if (!handle || !handle->hasKernelForDispatchKey(c10::DispatchKey::CPU) ||
+          handle->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1))
+        continue;
+      std::string qualified = op.name.substr(6) + (op.overload_name.empty() ? "" : "." + op.overload_name);
+      kernels->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&sim_fallback>());
+    }
     auto* fallback = new torch::Library(torch::Library::IMPL, "_", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
     fallback->fallback(torch::CppFunction::makeFromBoxedFunction<&sim_fallback>());
     at::addGlobalCallback(at::RecordFunctionCallback(&on_node_start, &on_node_end)
