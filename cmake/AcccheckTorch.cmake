@@ -33,6 +33,12 @@ macro(acccheck_find_torch)
     set(ACCCHECK_TORCH_PREFIX_PATH "${_acccheck_torch_pkg};${_acccheck_torch_cmake}")
     list(PREPEND CMAKE_PREFIX_PATH ${ACCCHECK_TORCH_PREFIX_PATH})
     find_package(Torch REQUIRED PATHS "${_acccheck_torch_cmake}" NO_DEFAULT_PATH)
+    # The wheel's Caffe2 config gives caffe2::mkl link folders built from an empty MKL_ROOT
+    # (/lib/intel64, /lib/win-x64, …; pytorch/pytorch#73008). MKL is inside libtorch_cpu: none is
+    # needed, and they would land in every binary's RPATH.
+    if(TARGET caffe2::mkl AND NOT MKL_ROOT)
+      set_property(TARGET caffe2::mkl PROPERTY INTERFACE_LINK_DIRECTORIES "")
+    endif()
     set(ACCCHECK_TORCH_ORIGIN "torch ${ACCCHECK_TORCH_FULL_VERSION} of ${ACCCHECK_PYTHON} (${_acccheck_torch_pkg})")
   else()
     find_package(Torch REQUIRED)
@@ -53,10 +59,15 @@ macro(acccheck_find_torch)
   if(NOT ACCCHECK_PYTHON)
     set(ACCCHECK_TORCH_ORIGIN "LibTorch ${ACCCHECK_TORCH_FULL_VERSION} installed in ${ACCCHECK_TORCH_LIB_DIR}")
   endif()
-  # Installed copies find the wheel's libraries: every installed binary's RPATH gets the directories
-  # of the libraries it links from outside the project (torch/lib; a system LibTorch adds nothing,
-  # system directories are left out), after its own $ORIGIN entries.
-  set(CMAKE_INSTALL_RPATH_USE_LINK_PATH ON)
+  # Installed copies find the wheel's libraries: the install RPATH of every installed binary gets
+  # torch/lib after its own $ORIGIN entries (targets with an INSTALL_RPATH of their own append
+  # ACCCHECK_TORCH_RPATH_SUFFIX, ";<torch/lib>" — never an empty entry, which would mean the current
+  # folder; a system LibTorch needs nothing and adds nothing).
+  set(ACCCHECK_TORCH_RPATH_SUFFIX "")
+  if(NOT ACCCHECK_TORCH_LIB_DIR MATCHES "^(/usr)?/lib(64)?(/|$)")
+    set(ACCCHECK_TORCH_RPATH_SUFFIX ";${ACCCHECK_TORCH_LIB_DIR}")
+    list(APPEND CMAKE_INSTALL_RPATH "${ACCCHECK_TORCH_LIB_DIR}")
+  endif()
   if(NOT ACCCHECK_TEST_PYTHON)
     if(ACCCHECK_PYTHON)
       set(ACCCHECK_TEST_PYTHON "${ACCCHECK_PYTHON}")

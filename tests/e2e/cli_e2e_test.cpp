@@ -97,6 +97,16 @@ TEST(CliE2E, HelpAndVersion) {
   auto v = run_acccheck({"--version"});
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_EQ(v.out.rfind("acccheck 0.1.0 (plugin ABI 1.1", 0), 0u) << v.out;
+  // Which LibTorch it was built against, and where that came from (a wheel's torch of a Python, or
+  // a system LibTorch's folder).
+  if (ACCCHECK_TORCH_BUILD) {
+    const std::string version = ACCCHECK_TORCH_FULL_VERSION;
+    const std::string lib_dir = std::filesystem::path(ACCCHECK_TORCH_CPU_LIBRARY).parent_path().string();
+    const std::string origin = lib_dir.find("/torch/lib") != std::string::npos
+                                   ? "torch " + version + " of "
+                                   : "LibTorch " + version + " installed in " + lib_dir;
+    EXPECT_NE(v.out.find("\nbuilt against: " + origin), std::string::npos) << v.out;
+  }
   auto bad = run_acccheck({"compare", "--frobnicate"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "acccheck compare: unrecognised option '--frobnicate'\n");

@@ -85,3 +85,27 @@ TEST(OutOfTreeExamples, SdkTrainingDumpsAndReplays) {
   auto r = run_acccheck({"run_ut", "-api_info", json, "--device", "cpu", "-o", dir / "out"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
+
+// `cmake --install` gives what it installs an RPATH to the LibTorch acccheck was built against (a
+// wheel's torch/lib is on no system path): the installed acccheck dumps a program and replays the
+// dump on npu-sim with no LD_LIBRARY_PATH, and says which LibTorch it was built against.
+TEST(OutOfTreeExamples, TheInstalledCopyFindsItsLibTorch) {
+  if (!ACCCHECK_TORCH_BUILD) GTEST_SKIP() << "built without LibTorch";
+  TempDir dir;
+  const std::string prefix = acccheck::test::installed_sdk_prefix();
+  const std::string acc = acccheck::test::shell_quote(prefix + "/bin/acccheck");
+  const std::string train = acccheck::test::shell_quote(prefix + "/libexec/acccheck/acccheck-example-train");
+  auto sh = [&](const std::string& cmd) {
+    return std::system(("env -u LD_LIBRARY_PATH " + cmd + " >> " + acccheck::test::shell_quote(dir / "log") + " 2>&1").c_str());
+  };
+  ASSERT_EQ(sh(acc + " --version"), 0) << read_file(dir / "log");
+  EXPECT_NE(read_file(dir / "log").find(std::string("built against: ")), std::string::npos) << read_file(dir / "log");
+  ASSERT_EQ(sh(acc + " dump --dump-path " + acccheck::test::shell_quote(dir / "d") + " --step 1 -- " + train + " --steps 2"), 0)
+      << read_file(dir / "log");
+  ASSERT_EQ(sh(acc + " run_ut -api_info " + acccheck::test::shell_quote(dir / "d/step1/rank/dump.json") +
+               " --device npu-sim -o " + acccheck::test::shell_quote(dir / "o") + " --timestamp 20260101000000"),
+            0)
+      << read_file(dir / "log");
+  std::string result = read_file(dir / "o/accuracy_checking_result_20260101000000.csv");
+  EXPECT_NE(result.find("Aten.addmm.0,pass,pass"), std::string::npos) << result;
+}
