@@ -37,7 +37,7 @@ macro(acccheck_find_torch)
     # (/lib/intel64, /lib/win-x64, …; pytorch/pytorch#73008). MKL is inside libtorch_cpu: none is
     # needed, and they would land in every binary's RPATH.
     if(TARGET caffe2::mkl AND NOT MKL_ROOT)
-      set_property(TARGET caffe2::mkl PROPERTY INTERFACE_LINK_DIRECTORIES "")
+      set_property(TARGET caffe2::mkl PROPERTY INTERFACE_LINK_DIRECTORIES)
     endif()
     set(ACCCHECK_TORCH_ORIGIN "torch ${ACCCHECK_TORCH_FULL_VERSION} of ${ACCCHECK_PYTHON} (${_acccheck_torch_pkg})")
   else()
