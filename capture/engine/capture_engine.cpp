@@ -219,12 +219,19 @@ class BackwardCapture final : public torch::autograd::FunctionPostHook {
 
 // ---- the calls ---------------------------------------------------------------------------------------
 
+// A parameter among the inputs — also inside a tensor list: aten::lstm / gru / rnn_tanh take their
+// weights as `Tensor[] params`, and a recurrent model's first call of a step is such a call.
 bool has_leaf_requiring_grad(c10::ArrayRef<const c10::IValue> inputs) {
-  for (const auto& v : inputs)
+  auto is_parameter = [](const at::Tensor& t) { return t.defined() && t.requires_grad() && t.is_leaf(); };
+  for (const auto& v : inputs) {
     if (v.isTensor()) {
-      const at::Tensor& t = v.toTensor();
-      if (t.defined() && t.requires_grad() && t.is_leaf()) return true;
+      if (is_parameter(v.toTensor())) return true;
+    } else if (v.isTensorList()) {
+      const auto list = v.toTensorList();
+      for (std::size_t k = 0; k < list.size(); ++k)
+        if (is_parameter(list.get(k))) return true;
     }
+  }
   return false;
 }
 
@@ -578,7 +585,9 @@ std::string CaptureEngine::finish() {
     if (t.tensor_files) os << " (" << t.tensor_files << " tensor files)";
     if (t.late_backward)
       os << "; " << t.late_backward << " entr" << (t.late_backward == 1 ? "y" : "ies")
-         << " finished after " << (t.late_backward == 1 ? "its" : "their") << " step ended (another thread) and "
+         << " arrived after " << (t.late_backward == 1 ? "its" : "their")
+         << " step's files were finished (a backward pass that ran after the next step began, or on another "
+            "thread after the step ended) and "
          << (t.late_backward == 1 ? "was" : "were") << " dropped (first: " << t.first_late << ")";
     if (t.producer_waits)
       os << "; the program waited " << t.producer_waits << " times for the writer (queue full: queue_size "

@@ -23,6 +23,10 @@ StandardSelector::StandardSelector(const Settings& s) {
   non_float_ = required(s, "selection/non_float");
   float_dtypes_ = s.list("selection/float_dtypes");
   unsupported_dtypes_ = s.list("selection/unsupported_dtypes");
+  if (auto r = s.text("selection/reduced_gradient")) {
+    reduced_gradient_ = *r;
+    reduced_gradient_of_ = s.list("selection/reduced_gradient_of");
+  }
   for (const auto& id : order_)
     for (const auto& api : s.list("standards/" + id + "/apis")) {
       api_names_.push_back(api);
@@ -33,12 +37,39 @@ StandardSelector::StandardSelector(const Settings& s) {
 }
 
 const std::string& StandardSelector::select(std::string_view short_api, std::string_view dtype,
-                                            bool rel_err_filled) const {
+                                            bool rel_err_filled, bool reduced_gradient) const {
   if (is_fp8(dtype)) return fp8_output_;
   if (rel_err_filled) return fp8_input_;
   if (std::find(float_dtypes_.begin(), float_dtypes_.end(), dtype) == float_dtypes_.end()) return non_float_;
   auto it = first_standard_of_api_.find(short_api);
-  return it == first_standard_of_api_.end() ? default_ : it->second;
+  const std::string& by_name = it == first_standard_of_api_.end() ? default_ : it->second;
+  if (reduced_gradient && !reduced_gradient_.empty() &&
+      std::find(reduced_gradient_of_.begin(), reduced_gradient_of_.end(), by_name) != reduced_gradient_of_.end())
+    return reduced_gradient_;
+  return by_name;
+}
+
+std::optional<std::size_t> shape_elements(std::string_view shape) {
+  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')') return std::nullopt;
+  std::size_t n = 1;
+  std::size_t value = 0;
+  bool digits = false;
+  for (std::size_t i = 1; i + 1 < shape.size(); ++i) {
+    const char c = shape[i];
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + static_cast<std::size_t>(c - '0');
+      digits = true;
+    } else if (c == ',') {
+      if (!digits) return std::nullopt;
+      n *= value;
+      value = 0;
+      digits = false;
+    } else if (c != ' ') {
+      return std::nullopt;
+    }
+  }
+  if (digits) n *= value;
+  return n;
 }
 
 bool StandardSelector::unsupported_dtype(std::string_view dtype) const {
@@ -47,8 +78,8 @@ bool StandardSelector::unsupported_dtype(std::string_view dtype) const {
 
 std::vector<std::string> StandardSelector::all_standards() const {
   std::vector<std::string> all = order_;
-  for (const auto* s : {&default_, &fp8_output_, &fp8_input_, &non_float_})
-    if (std::find(all.begin(), all.end(), *s) == all.end()) all.push_back(*s);
+  for (const auto* s : {&default_, &fp8_output_, &fp8_input_, &non_float_, &reduced_gradient_})
+    if (!s->empty() && std::find(all.begin(), all.end(), *s) == all.end()) all.push_back(*s);
   return all;
 }
 

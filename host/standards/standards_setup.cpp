@@ -63,11 +63,14 @@ void validate_standards(const YAML::Node& root, const std::string& file) {
       for (const auto& kv : v) {
         const std::string k = kv.first.as<std::string>();
         const std::string path = "selection/" + k;
-        if (k == "order" || k == "float_dtypes" || k == "unsupported_dtypes") strings(path, kv.second);
-        else if (k == "default" || k == "fp8_output" || k == "fp8_input" || k == "non_float") {
+        if (k == "order" || k == "float_dtypes" || k == "unsupported_dtypes" || k == "reduced_gradient_of") strings(path, kv.second);
+        else if (k == "default" || k == "fp8_output" || k == "fp8_input" || k == "non_float" || k == "reduced_gradient") {
           if (!kv.second.IsScalar()) fail(path, "a standard id", kv.second);
         } else {
-          fail(path, "one of order, default, fp8_output, fp8_input, non_float, float_dtypes, unsupported_dtypes", kv.first);
+          fail(path,
+               "one of order, default, fp8_output, fp8_input, non_float, float_dtypes, unsupported_dtypes, "
+               "reduced_gradient, reduced_gradient_of",
+               kv.first);
         }
       }
     } else if (key == "notes") {

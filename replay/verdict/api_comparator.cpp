@@ -58,7 +58,7 @@ bool same_type(const OutputValue& b, const OutputValue& d) {
 }
 
 void compare_tensor(const std::string& short_api, const OutputValue& b, const OutputValue& d, bool fp8_input,
-                    const MetricContext& metrics, DetailsRow& row) {
+                    const MetricContext& metrics, DetailsRow& row, std::size_t forward_elements) {
   row.set("Bench Dtype", b.dtype);
   row.set("DEVICE Dtype", d.dtype);
   row.set("Shape", shape_tuple_text(d.shape));
@@ -94,7 +94,9 @@ void compare_tensor(const std::string& short_api, const OutputValue& b, const Ou
   bool new_standard = kind == FloatKind::float16 || kind == FloatKind::bfloat16 || kind == FloatKind::float32 ||
                       kind == FloatKind::float8_e4m3fn || kind == FloatKind::float8_e5m2;
   if (new_standard && metrics.selector) {
-    const std::string& standard = metrics.selector->select(short_api, d.dtype, fp8_input);
+    // A gradient with fewer elements than the forward output is a sum (StandardSelector::select).
+    const bool reduced_gradient = forward_elements > 0 && d.data.size() < forward_elements;
+    const std::string& standard = metrics.selector->select(short_api, d.dtype, fp8_input, reduced_gradient);
     auto it = metrics.by_standard.find(standard);
     if (it == metrics.by_standard.end())
       throw std::runtime_error("no metric plugin implements standard '" + standard + "'");
@@ -107,7 +109,7 @@ void compare_tensor(const std::string& short_api, const OutputValue& b, const Ou
 }
 
 void compare_element(const std::string& short_api, const OutputValue& b, const OutputValue& d, bool fp8_input,
-                     const MetricContext& metrics, DetailsRow& row) {
+                     const MetricContext& metrics, DetailsRow& row, std::size_t forward_elements) {
   using K = OutputValue::Kind;
   if (!same_type(b, d)) {
     row.status() = "error";
@@ -119,7 +121,7 @@ void compare_element(const std::string& short_api, const OutputValue& b, const O
     row.message() = same_keys ? "Unexpected output type in compare_core: <class 'list'>"
                               : "bench and npu output dict keys are different.";
   } else if (b.kind == K::tensor) {
-    compare_tensor(short_api, b, d, fp8_input, metrics, row);
+    compare_tensor(short_api, b, d, fp8_input, metrics, row, forward_elements);
   } else if (b.kind == K::builtin) {
     row.set("Bench Dtype", py_class(b.py_type));
     row.set("DEVICE Dtype", py_class(d.py_type));
@@ -161,14 +163,15 @@ std::string dropout_status(const OutputValue& b, const OutputValue& d) {
 }
 
 // Rows for the pairs (bench[i], device[i]); views, not copies: outputs can hold millions of values.
+// forward_elements: for backward rows, the elements of the forward output 0 (0: forward rows).
 void add_rows(const std::string& prefix, const std::string& short_api, const std::vector<const OutputValue*>& bench,
               const std::vector<const OutputValue*>& device, bool fp8_input, const MetricContext& metrics,
-              std::vector<DetailsRow>& rows) {
+              std::vector<DetailsRow>& rows, std::size_t forward_elements = 0) {
   if (bench.size() > device.size()) throw std::runtime_error("list index out of range");
   for (std::size_t i = 0; i < bench.size(); ++i) {
     DetailsRow row;
     row.name() = prefix + std::to_string(i);
-    compare_element(short_api, *bench[i], *device[i], fp8_input, metrics, row);
+    compare_element(short_api, *bench[i], *device[i], fp8_input, metrics, row, forward_elements);
     rows.push_back(std::move(row));
   }
 }
@@ -229,8 +232,10 @@ ApiResult compare_api(const ApiOutputs& in, const MetricContext& metrics) {
       r.backward_status = "SKIP";
       r.message = in.backward_message;
     } else if (!in.bench_grads.empty() && !in.device_grads.empty()) {
+      const std::size_t forward_elements =
+          !device.empty() && device[0]->kind == OutputValue::Kind::tensor ? device[0]->data.size() : 0;
       add_rows(in.api + ".backward.output.", short_api, grads(in.bench_grads), grads(in.device_grads), in.fp8_input,
-               metrics, r.rows);
+               metrics, r.rows, forward_elements);
       r.backward_status = aggregate(r.rows, first_backward);
     }
   } catch (const std::exception& e) {

@@ -4,7 +4,9 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/_to_copy.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -90,10 +92,22 @@ int memory_format_of(const std::string& f) {
   throw std::runtime_error("unknown memory format '" + f + "'");
 }
 
+// A layout as Python prints it (what the dump writes: {"type": "torch.layout", "value":
+// "torch.strided"}) → the schema's int (`Layout? layout`).
+int layout_of(const std::string& name) {
+  static const std::pair<const char*, c10::Layout> layouts[] = {
+      {"torch.strided", c10::Layout::Strided}, {"torch.sparse_coo", c10::Layout::Sparse},
+      {"torch.sparse_csr", c10::Layout::SparseCsr}, {"torch._mkldnn", c10::Layout::Mkldnn}};
+  for (const auto& [n, l] : layouts)
+    if (name == n) return static_cast<int>(l);
+  throw std::runtime_error("layout '" + name + "' cannot be replayed (expected torch.strided, torch.sparse_coo, torch.sparse_csr or torch._mkldnn)");
+}
+
 IValue scalar_value(const Argument& a) {
   const Json& v = a.value;
   const std::string& t = a.type_name;
   if (v.is_null()) return IValue();
+  if (t == "torch.layout" && v.is_string()) return IValue(static_cast<int64_t>(layout_of(v.as_string())));
   if (v.is_bool()) return IValue(v.as_bool());
   if (v.is_string()) return IValue(v.as_string());
   bool integer_type = t == "int" || t.find("int") != std::string::npos;
@@ -191,6 +205,24 @@ at::Tensor backward_root(const std::vector<IValue>& results, const std::string& 
   if (results.size() > 1) return results.at(index).toTensor();
   if (!r.isTensor()) throw std::runtime_error("the output is not a tensor; cannot run backward");
   return r.toTensor();
+}
+
+// The outputs autograd can start from (those that require grad), in output order, tensor lists
+// flattened: the node's inputs, whose gradients the dump's backward entry holds in the same order.
+std::vector<at::Tensor> differentiable_outputs(const std::vector<IValue>& results) {
+  std::vector<at::Tensor> out;
+  std::function<void(const IValue&)> walk = [&](const IValue& v) {
+    if (v.isTensor()) {
+      if (v.toTensor().defined() && v.toTensor().requires_grad()) out.push_back(v.toTensor());
+    } else if (v.isTensorList() || v.isList()) {
+      const auto list = v.toList();
+      for (std::size_t k = 0; k < list.size(); ++k) walk(list.get(k));
+    } else if (v.isTuple()) {
+      for (const auto& e : v.toTupleRef().elements()) walk(e);
+    }
+  };
+  for (const auto& r : results) walk(r);
+  return out;
 }
 
 bool multi_output(const std::vector<IValue>& results) {
@@ -331,6 +363,11 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
     }
     if (!found) throw std::runtime_error(why.empty() ? "no hook plugin knows how to replay " + fwd.api : why);
   }
+  // A random operator's outputs differ from run to run on any device: there is nothing to judge
+  // (dropout keeps the reference's zero-count rule; docs/compat.md).
+  if (fwd.api.find("dropout") == std::string::npos && draws_random_numbers(plan.op))
+    throw std::runtime_error(plan.op.substr(0, plan.op.find('.', plan.op.find("::"))) +
+                             " draws random numbers: its outputs differ from run to run, so it is not judged");
   std::vector<IValue> args;
   std::vector<std::pair<std::string, IValue>> kwargs;
   for (const auto& a : plan.args) args.push_back(to_ivalue(a, base));
@@ -422,6 +459,18 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
 
   // Backward (run-ut.md §5).
   at::Tensor seed_for_save;
+  auto collect_input_grads = [&] {
+    for (std::size_t i = 0; i < base.size(); ++i) {
+      if (!positional[i]) continue;
+      auto grad_of = [&](const at::Tensor& t, bool on_device) {
+        at::Tensor g = t.defined() && t.requires_grad() ? t.grad() : at::Tensor();
+        if (!g.defined()) return OutputValue::none();
+        return on_device ? output_value_of(IValue(g), dev_to_cpu, widening) : output_value_of(IValue(g), cpu, widening);
+      };
+      out.bench_grads.push_back(grad_of(bench.inputs[i], false));
+      out.device_grads.push_back(grad_of(device.inputs[i], true));
+    }
+  };
   if (has_out) {
     out.backward_message = "function with out=... arguments don't support automatic differentiation, skip backward.";
   } else if (kNoBackward.count(short_api)) {
@@ -430,7 +479,33 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
     out.backward_message = "This API does not support backward ut, skip backward.";
   } else if (bwd && out.bench.kind != OutputValue::Kind::none) {
     if (multi_output(bench.results) && !kGradIndex.count(short_api)) {
-      out.backward_message = "Multiple backward is not supported.";
+      // Beyond the reference ("Multiple backward is not supported."): every output that requires
+      // grad gets the gradient the dump recorded for it (in the node's order), zeros where it got
+      // none — native_batch_norm, native_layer_norm, max_pool2d_with_indices, lstm, gru, ...
+      std::vector<at::Tensor> roots_bench = differentiable_outputs(bench.results);
+      std::vector<at::Tensor> roots_device = differentiable_outputs(device.results);
+      if (roots_bench.empty() || roots_bench.size() != roots_device.size())
+        throw std::runtime_error("no output of " + fwd.api + " requires grad on both sides; cannot run backward");
+      if (bwd->grad_inputs.size() > roots_bench.size())
+        throw std::runtime_error(bwd->entry_name() + ": field 'input': " + std::to_string(bwd->grad_inputs.size()) +
+                                 " gradients for " + std::to_string(roots_bench.size()) + " outputs that require grad");
+      std::vector<at::Tensor> seeds_bench, seeds_device;
+      for (std::size_t k = 0; k < roots_bench.size(); ++k) {
+        const bool recorded = k < bwd->grad_inputs.size() && bwd->grad_inputs[k].kind == Argument::Kind::tensor;
+        at::Tensor seed = recorded ? gen.tensor(bwd->grad_inputs[k].tensor)
+                                   : at::zeros(roots_device[k].sizes(), roots_device[k].options().device(c10::kCPU));
+        if (k == 0) seed_for_save = seed;
+        seeds_bench.push_back(at::_to_copy(seed, at::TensorOptions().dtype(roots_bench[k].scalar_type())));
+        seeds_device.push_back(to_device(seed));
+      }
+      phases.mark("seed");
+      timed([&] { torch::autograd::backward(roots_bench, seeds_bench); });
+      timed([&] {
+        torch::autograd::backward(roots_device, seeds_device);
+        ctx.device->synchronize();
+      });
+      phases.mark("bwd_ops");
+      collect_input_grads();
     } else {
       if (bwd->grad_inputs.empty() || bwd->grad_inputs[0].kind != Argument::Kind::tensor)
         throw std::runtime_error(bwd->entry_name() + ": field 'input': expected the gradient of output 0 (a tensor)");
@@ -446,16 +521,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
         ctx.device->synchronize();
       });
       phases.mark("bwd_ops");
-      for (std::size_t i = 0; i < base.size(); ++i) {
-        if (!positional[i]) continue;
-        auto grad_of = [&](const at::Tensor& t, bool on_device) {
-          at::Tensor g = t.defined() && t.requires_grad() ? t.grad() : at::Tensor();
-          if (!g.defined()) return OutputValue::none();
-          return on_device ? output_value_of(IValue(g), dev_to_cpu, widening) : output_value_of(IValue(g), cpu, widening);
-        };
-        out.bench_grads.push_back(grad_of(bench.inputs[i], false));
-        out.device_grads.push_back(grad_of(device.inputs[i], true));
-      }
+      collect_input_grads();
     }
   }
   phases.mark("widen");

@@ -163,6 +163,21 @@ std::optional<Attempt> try_bind(const c10::FunctionSchema& schema, const std::ve
 
 }  // namespace
 
+bool draws_random_numbers(const std::string& op) {
+  std::string name = op.substr(0, op.find('.', op.find("::") == std::string::npos ? 0 : op.find("::")));
+  auto takes_generator = [](const std::string& qualified) {
+    for (const auto& candidate : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(qualified)))
+      for (const auto& a : candidate->schema().arguments())
+        if (a.type()->str().find("Generator") != std::string::npos) return true;
+    return false;
+  };
+  if (name.find("::") == std::string::npos) return false;
+  if (takes_generator(name)) return true;
+  const std::string like = "_like";
+  return name.size() > like.size() && name.compare(name.size() - like.size(), like.size(), like) == 0 &&
+         takes_generator(name.substr(0, name.size() - like.size()));
+}
+
 BoundCall bind_operator(const std::string& op, const std::vector<IValue>& args,
                         const std::vector<std::pair<std::string, IValue>>& kwargs) {
   std::string name = op, overload;

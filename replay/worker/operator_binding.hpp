@@ -22,4 +22,10 @@ struct BoundCall {
 BoundCall bind_operator(const std::string& op, const std::vector<c10::IValue>& args,
                         const std::vector<std::pair<std::string, c10::IValue>>& kwargs);
 
+// Whether an operator draws random numbers, so that its outputs differ from one run to the next and
+// cannot be judged: some overload of its name takes a Generator (randn, uniform_, bernoulli_,
+// randint, multinomial, rrelu, ...), or it is the `_like` form of such an operator (LibTorch 1.13's
+// rand_like/randn_like/randint_like take none). `op` as bind_operator takes it.
+bool draws_random_numbers(const std::string& op);
+
 }  // namespace acccheck::replay

@@ -1,12 +1,16 @@
 // `acccheck compare` on the golden vectors: the reference's own outputs, reproduced byte for byte
 // except where acccheck deliberately differs (docs/compat.md, each difference asserted here).
+#include <filesystem>
+
 #include "support/test_support.hpp"
 
+namespace fs = std::filesystem;
 using acccheck::test::files_in;
 using acccheck::test::fixture;
 using acccheck::test::read_file;
 using acccheck::test::run_acccheck;
 using acccheck::test::TempDir;
+using acccheck::test::write_file;
 
 namespace {
 
@@ -92,8 +96,37 @@ TEST(CompareGolden, ResultRowsKeepInputOrder) {
                           "Tensor.size.0,pass, ,\r\n"
                           "Tensor.item.0.forward.output.0,SKIP,SKIP,ERROR: Input data is an empty string\r\n"
                           "Torch.reshape.0.forward.output.0,SKIP,SKIP,ERROR: Input data is an empty string\r\n");
+  // Fix ah: Functional.dropout.0 has no details rows (run_ut judged it by its zero-count rule); the
+  // reference leaves it out, acccheck adds it from the NPU run's result file beside the details.
+  expected += "Functional.dropout.0,pass, ,no details rows to compare with the GPU run: the NPU run's own run_ut verdict\r\n";
   EXPECT_EQ(r.result, expected);
-  EXPECT_NE(r.run.out.find("compare: 25 API result rows; 15 with an error"), std::string::npos) << r.run.out;
+  EXPECT_NE(r.run.out.find("compare: 26 API result rows; 15 with an error"), std::string::npos) << r.run.out;
+}
+
+// Every API of the NPU run_ut result is in compare's result (issue 24 item 9): copied beside a
+// details file named as run_ut names it, or missing, with a warning.
+TEST(CompareGolden, AnApiWithoutDetailsRowsKeepsTheNpuRunsVerdict) {
+  TempDir dir, out;
+  const std::string npu = dir / "accuracy_checking_details_20250101000000.csv";
+  fs::copy_file(fixture("vectors/npu/accuracy_checking_details_20250101000000.csv"), npu);
+  write_file(dir / "accuracy_checking_result_20250101000000.csv",
+             "\xEF\xBB\xBF" "API name,Forward Test Success,Backward Test Success,Message\r\n"
+             "Functional.softmax.0,error,error,\r\nTorch.nn_dropout.0,error,SKIP,zero counts differ\r\n");
+  auto r = compare(npu, fixture("vectors/gpu/accuracy_checking_details_20250101000000.csv"), out);
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_NE(r.result.find("\r\nTorch.nn_dropout.0,error,SKIP,no details rows to compare with the GPU run: the NPU run's own "
+                          "run_ut verdict (zero counts differ)\r\n"),
+            std::string::npos)
+      << r.result;
+  EXPECT_EQ(r.result.find("\r\nFunctional.softmax.0,error,error,\r\n") + 2, r.result.rfind("Functional.softmax.0"))
+      << "an API with details rows is judged from them, once";
+  fs::remove(dir / "accuracy_checking_result_20250101000000.csv");
+  TempDir out2;
+  auto missing = compare(npu, fixture("vectors/gpu/accuracy_checking_details_20250101000000.csv"), out2);
+  ASSERT_EQ(missing.run.exit_code, 0) << missing.run.err;
+  EXPECT_NE(missing.run.err.find("no run_ut result file beside " + npu + ": an API without details rows (dropout) cannot be listed"),
+            std::string::npos)
+      << missing.run.err;
 }
 
 TEST(CompareGolden, HandmadeCaseWithTheDocumentedFixes) {

@@ -471,7 +471,7 @@ TEST_F(Dump, DeviceTensorsAutogradThreadAndALoaderThread) {
   EXPECT_EQ(distinct, forward) << "a call number used twice";
   std::size_t dropped = 0;
   std::smatch m;
-  if (std::regex_search(r.err, m, std::regex("; ([0-9]+) entr(y|ies) finished after"))) dropped = std::stoul(m[1]);
+  if (std::regex_search(r.err, m, std::regex("; ([0-9]+) entr(y|ies) arrived after"))) dropped = std::stoul(m[1]);
   EXPECT_LE(gaps, dropped) << r.err;
 }
 

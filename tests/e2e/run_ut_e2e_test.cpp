@@ -362,11 +362,11 @@ TEST_F(RunUt, ListUnsupportedNamesEachEntryAndItsReasonAndRunsNothing) {
   write_file(dir / "dump.json", "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {"
                                 "\"Torch.relu.0.forward\": {\"input_args\": [" + t + "], \"input_kwargs\": {}},"
                                 "\"Tensor.__getitem__.0.forward\": {\"input_args\": [" + t + "], \"input_kwargs\": {}},"
-                                "\"Torch.to.0.forward\": {\"input_args\": [" + t + "], \"input_kwargs\": {}}}}");
+                                "\"Torch.empty_like.0.forward\": {\"input_args\": [" + t + "], \"input_kwargs\": {}}}}");
   auto r = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "--list-unsupported", "-o", dir / "o"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "Tensor.__getitem__.0: indexing with Python objects is not an operator call\n"
-                   "Torch.to.0: API to in black list or not in white list. SKIP.\n");
+                   "Torch.empty_like.0: API empty_like in black list or not in white list. SKIP.\n");
   EXPECT_FALSE(fs::exists(dir / "o"));
 }
 

@@ -65,3 +65,36 @@ TEST(Settings, SectionStripsThePrefixAndKeepsOnlyItsKeys) {
   EXPECT_EQ(ulp.number("min_eb", "torch.float16"), -14.0);
   EXPECT_EQ(ulp.list("apis"), (std::vector<std::string>{"mm"}));
 }
+
+// A gradient with fewer elements than the forward output (a broadcast input's: a sum) is judged as
+// a reduction where the API's own standard expects none (issue 24, docs/compat.md).
+TEST(StandardSelector, AReducedGradientOfAnElementwiseApiIsJudgedAsAReduction) {
+  auto sel = shipped();
+  EXPECT_EQ(sel.select("add", "torch.float32", false, true), "benchmark");
+  EXPECT_EQ(sel.select("mul", "torch.bfloat16", false, true), "benchmark");
+  EXPECT_EQ(sel.select("broadcast_to", "torch.float32", false, true), "benchmark");  // binary consistency by name
+  EXPECT_EQ(sel.select("add", "torch.float32", false, false), "absolute_threshold");
+  // Standards that expect accumulation keep their own; the other rules come first.
+  EXPECT_EQ(sel.select("matmul", "torch.float32", false, true), "ulp_compare");
+  EXPECT_EQ(sel.select("conv2d", "torch.float32", false, true), "thousandth_threshold");
+  EXPECT_EQ(sel.select("add", "torch.float32", true, true), "absolute_threshold");   // 相对误差错误率 filled
+  EXPECT_EQ(sel.select("add", "torch.int64", false, true), "binary_consistency");    // non-float
+  // A standards file without the key: the reference's choice by name.
+  acccheck::Settings s;
+  flatten_yaml(load_yaml_file(std::string(ACCCHECK_PLUGIN_DIR) + "/standards.yaml"), "", s);
+  acccheck::Settings without;
+  for (const auto& [k, v] : s.all())
+    if (k.rfind("selection/reduced_gradient", 0) != 0) without.set(k, v);
+  EXPECT_EQ(StandardSelector(without).select("add", "torch.float32", false, true), "absolute_threshold");
+}
+
+TEST(StandardSelector, ShapeCellsGiveTheirElementCount) {
+  EXPECT_EQ(shape_elements("(2, 3)"), 6u);
+  EXPECT_EQ(shape_elements("(5,)"), 5u);
+  EXPECT_EQ(shape_elements("()"), 1u);
+  EXPECT_EQ(shape_elements("(0,)"), 0u);
+  EXPECT_EQ(shape_elements("(16, 8, 16, 16)"), 32768u);
+  EXPECT_EQ(shape_elements(" "), std::nullopt);
+  EXPECT_EQ(shape_elements("(2, x)"), std::nullopt);
+  EXPECT_EQ(shape_elements("(,)"), std::nullopt);
+}

@@ -10,6 +10,7 @@
 #include <functional>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <acccheck/csv.hpp>
 #include <acccheck/number_format.hpp>
@@ -46,6 +47,7 @@ struct PendingApi {
   std::vector<Verdict> forward, backward;
   std::string skip_message;         // Message of the last forward row, if it was SKIP
   bool any_supported = false;       // some row had a dtype compare supports
+  std::size_t forward_elements = 0;  // of its forward output 0 (Shape), for reduced gradients
   bool active = false;
   std::vector<std::vector<std::string>> queued_rows;  // result rows that must follow this API's
 };
@@ -103,6 +105,42 @@ std::string name_on_line(const std::string& path, std::size_t name_idx, std::siz
   return {};
 }
 
+// The run_ut result file beside a details file (accuracy_checking_details_<ts>.csv →
+// accuracy_checking_result_<ts>.csv); "" when the details file is not named that way.
+std::string result_file_beside(const std::string& details) {
+  const std::string name = fs::path(details).filename().string(), prefix = "accuracy_checking_details_";
+  if (name.rfind(prefix, 0) != 0) return "";
+  return (fs::path(details).parent_path() / ("accuracy_checking_result_" + name.substr(prefix.size()))).string();
+}
+
+// APIs run_ut judged whole, without details rows (the dropout rule: only the share of zeros is
+// compared), have no row for compare to judge: the reference leaves them out of its result. Here
+// each gets a result row with the NPU run's own verdict and says so (docs/compat.md).
+void add_apis_without_details(const std::string& npu_details, const std::unordered_set<std::string>& with_rows,
+                              const std::function<void(const std::vector<std::string>&)>& write_result) {
+  const std::string path = result_file_beside(npu_details);
+  if (path.empty()) return;  // not named as run_ut names its files: no result file to look for
+  if (!fs::is_regular_file(path)) {
+    spdlog::warn("no run_ut result file beside {}: an API without details rows (dropout) cannot be listed",
+                 printable(npu_details));
+    return;
+  }
+  CsvReader reader(path);
+  std::vector<std::string> fields;
+  if (!reader.next(fields) || fields.size() < 3)
+    throw InputError(path + ": line 1: expected the header API name, Forward Test Success, Backward Test Success, Message");
+  while (reader.next(fields)) {
+    if (fields.size() == 1 && fields[0].empty()) continue;
+    if (fields.size() < 3)
+      throw InputError(path + ": line " + std::to_string(reader.record_line()) + ": expected at least 3 fields, found " +
+                       std::to_string(fields.size()));
+    if (with_rows.count(fields[0]) || looks_like_csv_injection(fields[0])) continue;
+    std::string message = "no details rows to compare with the GPU run: the NPU run's own run_ut verdict";
+    if (fields.size() > 3 && !blank(fields[3])) message += " (" + fields[3] + ")";
+    write_result({fields[0], fields[1], fields[2], message});
+  }
+}
+
 }  // namespace
 
 CompareEngine::CompareEngine(const StandardSelector& selector, std::map<std::string, MetricPlugin*> plugins)
@@ -158,6 +196,13 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
     throw OutputError(e.what());
   }
 
+  // Every API with a details row: the NPU run's APIs that have none are added from its result file
+  // at the end.
+  std::unordered_set<std::string> apis_with_rows;
+  auto write_result = [&](const std::vector<std::string>& row) {
+    results->row(row);
+    summary.add_api(row[0], row[1], row[2], row.size() > 3 ? row[3] : "");
+  };
   PendingApi pending;
   auto emit_pending = [&]() {
     if (!pending.active) return;
@@ -172,12 +217,8 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
       if (fwd == "SKIP") message += pending.skip_message;
       row = {pending.api, fwd, bwd, message};
     }
-    results->row(row);
-    summary.add_api(row[0], row[1], row[2]);
-    for (const auto& q : pending.queued_rows) {
-      results->row(q);
-      summary.add_api(q[0], q[1], q[2]);
-    }
+    write_result(row);
+    for (const auto& q : pending.queued_rows) write_result(q);
     pending = PendingApi{};
   };
   // A result row of its own (invalid name, unjudgeable row): after the API being gathered, so
@@ -186,8 +227,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
     if (pending.active) {
       pending.queued_rows.push_back(std::move(row));
     } else {
-      results->row(row);
-      summary.add_api(row[0], row[1], row[2]);
+      write_result(row);
     }
   };
 
@@ -246,6 +286,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
       }
 
       if (pending.active && pending.api != rn.api) emit_pending();
+      apis_with_rows.insert(std::string(rn.api));
 
       DetailsRow npu_row(npu_header, fields);
       const std::string& dtype = fields[dtype_idx];
@@ -267,7 +308,11 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
         out[kResultCol] = "SKIP";
         out[kMessageCol] = message;
       } else {
-        standard = selector_.select(rn.short_api, dtype, !blank(npu_row.cell("相对误差错误率")));
+        // A backward row with fewer elements than the forward output 0 is a sum (StandardSelector).
+        std::optional<std::size_t> elements = shape_idx ? shape_elements(fields[*shape_idx]) : std::nullopt;
+        const bool reduced_gradient = rn.direction == "backward" && elements && pending.active &&
+                                      pending.api == rn.api && *elements < pending.forward_elements;
+        standard = selector_.select(rn.short_api, dtype, !blank(npu_row.cell("相对误差错误率")), reduced_gradient);
         MetricPlugin* plugin = plugins_.at(standard);
         IndexedRow gpu_row(gpu.positions(), gpu_cells);
         try {
@@ -307,6 +352,8 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
         pending.api = std::string(rn.api);
         pending.short_api = std::string(rn.short_api);
       }
+      if (rn.direction == "forward" && pending.forward.empty() && shape_idx)
+        pending.forward_elements = shape_elements(fields[*shape_idx]).value_or(0);
       if (unsupported) {
         // Decided per row (docs/compat.md e): the row counts as SKIP in its direction.
         message = kUnsupportedDtypeMessage;
@@ -318,6 +365,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
       if (rn.direction == "forward") pending.skip_message = verdict == Verdict::skip ? message : std::string();
     }
     emit_pending();
+    add_apis_without_details(in.npu_details, apis_with_rows, write_result);
   } catch (const CsvError& e) {
     throw InputError(e.what());
   } catch (const WriteError& e) {

@@ -5,8 +5,10 @@
 
 namespace acccheck::host {
 
-void CompareSummary::add_api(const std::string&, const std::string& forward, const std::string& backward) {
+void CompareSummary::add_api(const std::string& api, const std::string& forward, const std::string& backward,
+                             const std::string& message) {
   ++apis_;
+  if (forward == "SKIP" || backward == "SKIP") skip_reasons_.add(api, message);
   ++forward_[forward == " " ? "-" : forward];
   ++backward_[backward == " " ? "-" : backward];
   if (forward == "error" || backward == "error") ++apis_error_;
@@ -51,6 +53,7 @@ void CompareSummary::print(std::ostream& os) const {
   os << "compare: " << apis_ << " API result rows; " << apis_error_ << " with an error\n";
   os << "  forward:  " << counts(forward_) << "\n";
   os << "  backward: " << counts(backward_) << "\n";
+  skip_reasons_.print(os);
   os << "  output rows by standard:\n";
   for (const auto& [standard, counts_by_verdict] : by_standard_) {
     std::map<std::string, std::size_t> m;

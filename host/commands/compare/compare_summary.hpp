@@ -10,12 +10,15 @@
 
 #include <acccheck/metric.hpp>
 
+#include "cli/skip_reasons.hpp"
+
 namespace acccheck::host {
 
 class CompareSummary {
  public:
   explicit CompareSummary(std::size_t worst_limit = 10) : worst_limit_(worst_limit) {}
-  void add_api(const std::string& api, const std::string& forward, const std::string& backward);
+  void add_api(const std::string& api, const std::string& forward, const std::string& backward,
+               const std::string& message = "");
   void add_row(const std::string& row, const std::string& standard, Verdict verdict,
                const std::string& deciding_metric, double severity);
   void print(std::ostream& os) const;
@@ -43,6 +46,7 @@ class CompareSummary {
   std::vector<Worst> worst_;  // kept sorted, at most worst_limit_
   std::size_t error_rows_ = 0;
   std::size_t unmatched_rows_ = 0;
+  SkipReasons skip_reasons_;
 };
 
 }  // namespace acccheck::host

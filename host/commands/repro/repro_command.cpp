@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "assets/embedded_assets.hpp"
+#include "build_info.hpp"
+#include "cli/companion_files.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "plugin_host/plugin_file_check.hpp"
@@ -157,6 +159,36 @@ void add_repro_options(po::options_description& desc) {
       ("out,o", po::value<std::string>(), "folder to write (default repro-<entry>)");
 }
 
+namespace {
+
+// 'text' for a POSIX shell (a ' inside becomes '\''): paths printed for the user to paste.
+std::string shell_quoted(const std::string& text) {
+  std::string q = "'";
+  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The prefix this acccheck is installed in (<P>/bin/acccheck beside <P>/lib*/cmake/acccheck), or "".
+std::string installed_prefix() {
+  const fs::path prefix = fs::path(executable_folder()).parent_path();
+  for (const char* lib : {"lib", "lib64", ACCCHECK_LIBDIR})
+    if (fs::exists(prefix / lib / "cmake/acccheck/acccheckConfig.cmake")) return prefix.string();
+  return "";
+}
+
+// The commands that build the repro, shell-quoted: CMAKE_PREFIX_PATH holds this acccheck's install
+// prefix (its package then points find_package(Torch) at the LibTorch it was built against) or,
+// when it is not installed, that LibTorch's own prefix (a wheel's; a system LibTorch needs none).
+std::string build_command(const fs::path& dir) {
+  std::string prefixes = installed_prefix();
+  if (prefixes.empty()) prefixes = ACCCHECK_HOST_TORCH_PREFIX_PATH;
+  std::string cmd = "cmake -S " + shell_quoted(dir.string()) + " -B " + shell_quoted((dir / "build").string());
+  if (!prefixes.empty()) cmd += " -DCMAKE_PREFIX_PATH=" + shell_quoted(prefixes);
+  return cmd + " && cmake --build " + shell_quoted((dir / "build").string());
+}
+
+}  // namespace
+
 int run_repro(const po::variables_map& vm) {
   auto fail = [](int code, const std::string& what) {
     std::cerr << "acccheck repro: " << what << "\n";
@@ -243,7 +275,7 @@ int run_repro(const po::variables_map& vm) {
     write("entry.json", to_json_text(record_to_json(*found), 1) + "\n");
     write("README.md", "# " + entry + " (" + found->op_name + (found->op_overload.empty() ? "" : "." + found->op_overload) +
                            ")\n\nWritten by `acccheck repro` from `" + dump + "`; `entry.json` is the dump entry.\n\n"
-                           "```sh\ncmake -S . -B build -DCMAKE_PREFIX_PATH=\"<libtorch>;<acccheck prefix>\" && cmake --build build\n"
+                           "```sh\n" + build_command(".") + "\n"
                            "build/repro                      # device: " + device + "\n"
                            "build/repro --device cpu         # the CPU in the op's dtype\n"
                            "ACCCHECK_NPUSIM_FAULTS=faults.yaml build/repro   # npu-sim with planted defects\n```\n\n"
@@ -256,8 +288,10 @@ int run_repro(const po::variables_map& vm) {
   }
   std::cout << "repro: " << (out / "repro.cpp").string() << " (" << found->op_name << ", " << found->args.size() + found->kwargs.size()
             << " arguments" << (g.data_files.empty() ? "" : ", " + std::to_string(g.data_files.size()) + " tensor files") << ")\n"
-            << "  build: cmake -S " << out.string() << " -B " << (out / "build").string()
-            << " -DCMAKE_PREFIX_PATH=\"<libtorch>;<acccheck prefix>\" && cmake --build " << (out / "build").string() << "\n";
+            << "  build: " << build_command(out) << "\n";
+  if (installed_prefix().empty())
+    std::cout << "  (this acccheck is not installed: for --plugin DEVICE.so the repro also needs its SDK, "
+                 "`cmake --install <acccheck build> --prefix P` and P added to CMAKE_PREFIX_PATH)\n";
   return kExitOk;
 }
 

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <sstream>
+
+#include <acccheck/csv.hpp>
 
 #include "commands/run_ut/result_files.hpp"
 
@@ -21,7 +24,7 @@ std::string duration_text(double s) {
 }  // namespace
 
 Progress::Progress(std::size_t total, std::FILE* out)
-    : total_(total), out_(out), tty_(isatty(fileno(out)) != 0), start_(Clock::now()), last_(start_) {}
+    : total_(total), out_(out), tty_(out && isatty(fileno(out)) != 0), start_(Clock::now()), last_(start_) {}
 
 void Progress::done(std::size_t n) {
   done_ += n;
@@ -29,6 +32,7 @@ void Progress::done(std::size_t n) {
 }
 
 void Progress::draw(bool force) {
+  if (!out_) return;
   auto now = Clock::now();
   double since_last = std::chrono::duration<double>(now - last_).count();
   if (!force && since_last < (tty_ ? 0.1 : 10.0)) return;
@@ -50,6 +54,7 @@ void Progress::draw(bool force) {
 }
 
 void Progress::finish() {
+  if (!out_) return;
   draw(true);
   if (tty_) std::fputc('\n', out_);
 }
@@ -64,6 +69,7 @@ void RunSummary::add(const ApiRows& rows, double seconds) {
   }
   ++forward_[row[1]];
   ++backward_[row[2] == " " ? "none" : row[2]];
+  if (row[1] == "SKIP" || row[2] == "SKIP") skip_reasons_.add(row[0], row.size() > 3 ? row[3] : "");
   slowest_.emplace_back(seconds, row[0]);
   std::sort(slowest_.begin(), slowest_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   if (slowest_.size() > 5) slowest_.pop_back();
@@ -86,9 +92,14 @@ void RunSummary::print(std::FILE* out, const std::string& result_csv, const std:
   std::fprintf(out, "run_ut summary:\n");
   line("forward", forward_);
   line("backward", backward_);
+  if (!skip_reasons_.empty()) {
+    std::ostringstream reasons;
+    skip_reasons_.print(reasons);
+    std::fputs(reasons.str().c_str(), out);
+  }
   if (!slowest_.empty()) {
     std::fprintf(out, "  slowest:");
-    for (const auto& [s, api] : slowest_) std::fprintf(out, "  %s %.3fs", api.c_str(), s);
+    for (const auto& [s, api] : slowest_) std::fprintf(out, "  %s %.3fs", printable(api).c_str(), s);
     std::fputc('\n', out);
   }
   if (replayed_ > 0) {

@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/skip_reasons.hpp"
+
 namespace acccheck::host {
 
 class Progress {
  public:
-  Progress(std::size_t total, std::FILE* out);
+  Progress(std::size_t total, std::FILE* out);  // out null: silent
   void done(std::size_t n = 1);  // n APIs finished
   void finish();
 
@@ -24,7 +26,7 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-// Counts per status and the slowest APIs, printed at the end.
+// Counts per status, the commonest reasons for SKIP and the slowest APIs, printed at the end.
 struct ApiRows;
 
 class RunSummary {
@@ -37,6 +39,7 @@ class RunSummary {
 
  private:
   std::map<std::string, std::size_t> forward_, backward_;
+  SkipReasons skip_reasons_;
   std::vector<std::pair<double, std::string>> slowest_;
   double startup_ = 0, wall_ = 0, operator_seconds_ = 0, worker_seconds_ = 0;
   std::size_t workers_ = 1, replayed_ = 0;

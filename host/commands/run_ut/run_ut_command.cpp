@@ -57,7 +57,7 @@ void add_run_ut_options(po::options_description& d) {
       ("standards", po::value<std::string>(), "YAML overriding the shipped standards.yaml (as for compare)")
       ("shard", po::value<std::string>(), "replay shard K/N of the dump (also read from mpirun/srun/Job variables)")
       ("shard-count", po::value<long long>(), "shards of a Kubernetes Indexed Job (with JOB_COMPLETION_INDEX)")
-      ("list-unsupported", po::bool_switch(), "print every entry that cannot be replayed, and why; run nothing")
+      ("list-unsupported", po::bool_switch(), "print every entry that cannot be replayed, and why, as far as planning and binding tell without running (a SKIP that appears only when the operator runs is in run_ut's summary); run nothing")
       ("timestamp", po::value<std::string>(), "use this %Y%m%d%H%M%S stamp in the output file names");
 }
 
@@ -291,7 +291,8 @@ int run_run_ut(const po::variables_map& vm) {
   std::map<std::size_t, double> seconds;
   std::size_t next = 0;
   RunSummary summary;
-  Progress progress(mine.size(), stderr);
+  // --list-unsupported prints its lines on stdout as it goes: no progress line between them.
+  Progress progress(mine.size(), list_only ? nullptr : stderr);
   auto flush_in_order = [&] {
     while (next < mine.size()) {
       std::size_t i = mine[next];

@@ -38,7 +38,14 @@ class Json {
   bool is_object() const { return type_ == Type::object; }
 
   bool as_bool() const { return b_; }
-  std::int64_t as_int() const { return type_ == Type::integer ? i_ : static_cast<std::int64_t>(d_); }
+  // A double outside int64's range saturates (a cast would be undefined): integers of 2^32 and more
+  // are read as doubles, and 9223372036854775807 (a slice's "to the end", INT64_MAX) rounds to 2^63.
+  std::int64_t as_int() const {
+    if (type_ == Type::integer) return i_;
+    if (!(d_ < 9223372036854775808.0)) return d_ != d_ ? 0 : INT64_MAX;
+    if (d_ < -9223372036854775808.0) return INT64_MIN;
+    return static_cast<std::int64_t>(d_);
+  }
   double as_double() const { return type_ == Type::integer ? static_cast<double>(i_) : d_; }
   const std::string& as_string() const { return s_; }
 

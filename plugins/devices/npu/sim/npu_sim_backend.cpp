@@ -6,6 +6,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/resize_native.h>
+#include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_native.h>
 #include <ATen/record_function.h>
 #include <c10/core/CPUAllocator.h>
@@ -27,6 +28,7 @@
 #include <thread>
 
 #include "fault_injection.hpp"
+#include "fused_rnn_cells.hpp"
 
 namespace acccheck::npusim {
 
@@ -227,6 +229,32 @@ std::vector<int64_t> dims_of(const c10::IValue& v) {
   return v.toIntVector();
 }
 
+// The fused recurrent cells (no CPU kernel: fused_rnn_cells.hpp), results put back on the device.
+template <typename Arg>
+bool run_fused_rnn_cell(const std::string& name, std::size_t nargs, const Arg& arg, torch::jit::Stack* stack) {
+  auto t = [&](std::size_t i) { return arg(i).isTensor() ? host_view(arg(i).toTensor()) : at::Tensor(); };
+  auto opt = [&](std::size_t i) { return arg(i).isTensor() ? std::optional<at::Tensor>(t(i)) : std::nullopt; };
+  std::vector<at::Tensor> results;
+  if (name == "aten::_thnn_fused_lstm_cell") {
+    auto [hy, cy, ws] = fused_lstm_cell(t(0), t(1), t(2), opt(3), opt(4));
+    results = {hy, cy, ws};
+  } else if (name == "aten::_thnn_fused_lstm_cell_backward_impl") {
+    auto [gg, gcx, gb] = fused_lstm_cell_backward(t(0), t(1), t(2), t(3), t(4), arg(5).toBool());
+    results = {gg, gcx, gb};
+  } else if (name == "aten::_thnn_fused_gru_cell") {
+    auto [hy, ws] = fused_gru_cell(t(0), t(1), t(2), opt(3), opt(4));
+    results = {hy, ws};
+  } else if (name == "aten::_thnn_fused_gru_cell_backward") {
+    auto [gi, gh, ghx, gib, ghb] = fused_gru_cell_backward(t(0), t(1), arg(2).toBool());
+    results = {gi, gh, ghx, gib, ghb};
+  } else {
+    return false;
+  }
+  torch::jit::drop(*stack, nargs);
+  for (const at::Tensor& r : results) stack->emplace_back(r.defined() ? r.to(c10::Device(kDevice, 0)) : r);
+  return true;
+}
+
 // Runs the operator on host views of its inputs with a custom formula; returns false when the
 // operator has no healthy-accelerator variant (then the plain CPU kernel runs).
 bool run_accelerator_variant(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -244,6 +272,7 @@ bool run_accelerator_variant(const c10::OperatorHandle& op, torch::jit::Stack* s
   }
   auto arg = [&](std::size_t i) -> c10::IValue& { return (*stack)[stack->size() - schema.arguments().size() + i]; };
   auto tensor = [&](std::size_t i) { return host_view(arg(i).toTensor()); };
+  if (!is_out && run_fused_rnn_cell(name, schema.arguments().size(), arg, stack)) return true;
   c10::optional<at::Tensor> result;
   const bool float_input = schema.arguments().size() > 0 && arg(0).isTensor() && at::isFloatingType(arg(0).toTensor().scalar_type());
   if (!float_input) return false;
@@ -275,8 +304,10 @@ bool run_accelerator_variant(const c10::OperatorHandle& op, torch::jit::Stack* s
     result = (s / static_cast<double>(count)).to(out);
   } else if (name == "aten::convolution_overrideable") {
     at::Tensor input = tensor(0), weight = tensor(1);
+    // No bias arrives as None or as an undefined tensor (what convolution passes down for a
+    // bias-less layer: torchvision's convolutions, most of them).
     c10::optional<at::Tensor> bias;
-    if (!arg(2).isNone()) bias = host_view(arg(2).toTensor());
+    if (arg(2).isTensor() && arg(2).toTensor().defined()) bias = host_view(arg(2).toTensor());
     auto stride = arg(3).toIntVector(), padding = arg(4).toIntVector(), dilation = arg(5).toIntVector();
     bool transposed = arg(6).toBool();
     auto output_padding = arg(7).toIntVector();
@@ -369,6 +400,23 @@ void sim_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       v = round_input(*fault, host_view(t)).to(t.device());
     }
   }
+  // LibTorch's cpu_fallback moves tensors and tensor lists to the CPU but not lists of optional
+  // tensors (`Tensor?[] indices` of index, index_put_): the CPU kernel would then refuse indices on
+  // the device. They are only read: their host views go instead.
+  {
+    const std::size_t base = stack->size() - schema.arguments().size();
+    for (std::size_t i = base; i < stack->size(); ++i) {
+      c10::IValue& v = (*stack)[i];
+      if (!v.isOptionalTensorList()) continue;
+      const auto list = v.toOptionalTensorList();
+      c10::List<c10::optional<at::Tensor>> on_host;
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        const c10::optional<at::Tensor> t = list.get(k);
+        on_host.push_back(t && t->defined() ? c10::optional<at::Tensor>(host_view(*t)) : t);
+      }
+      v = c10::IValue(std::move(on_host));
+    }
+  }
   if (!run_accelerator_variant(op, stack)) at::native::cpu_fallback(op, stack);
   if (fault && fault->kind != FaultKind::low_precision) apply_faults_to_outputs(*fault, op, stack, call_index);
 }
@@ -409,10 +457,17 @@ void register_backend() {
     kernels->impl("as_strided", TORCH_FN(sim_as_strided));
     kernels->impl("view", TORCH_FN(sim_view));
     kernels->impl("_reshape_alias", TORCH_FN(sim_reshape_alias));
+    // A view the fallback cannot run (it would copy, not alias): repeat's backward takes it.
+    kernels->impl("unfold", TORCH_FN(at::native::unfold));
     // These two have a default (CompositeExplicitAutograd) kernel that throws for unknown backends,
     // which would win over the fallback: route them to it explicitly.
     kernels->impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&sim_fallback>());
     kernels->impl("convolution_backward_overrideable", torch::CppFunction::makeFromBoxedFunction<&sim_fallback>());
+    // LibTorch 2.x's lstm/gru send PrivateUse1 tensors through these fused cells, which have CUDA
+    // kernels and no CPU one (fused_rnn_cells.hpp; 1.13 never calls them for PrivateUse1).
+    for (const char* cell : {"_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl", "_thnn_fused_gru_cell",
+                             "_thnn_fused_gru_cell_backward"})
+      kernels->impl(cell, torch::CppFunction::makeFromBoxedFunction<&sim_fallback>());
     // Operators with both a CPU kernel and a CompositeExplicitAutograd one (LibTorch 1.13: _stack,
     // addr, native_group_norm, native_layer_norm; 2.13 adds all.dims, any.dims, linalg__powsum): for
     // a backend without a kernel of its own the dispatcher prefers the composite to the backend's

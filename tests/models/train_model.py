@@ -1,0 +1,104 @@
+"""The real-model corpus: one training step of a library model nobody here wrote, for
+`acccheck dump -- python train_model.py MODEL` (tests/models/, docs/detection.md).
+
+  python train_model.py MODEL [--dtype fp32|bf16] [--steps N]
+
+MODEL: resnet18, mobilenet_v3_small, efficientnet_b0, vit, swin_t (torchvision, weights=None,
+small inputs), gpt (an nn.TransformerEncoder language model), lstm, gru (nn.LSTM / nn.GRU
+sequence classifiers). The torchvision models need torchvision (Debian's python3-torchvision for
+the python3-torch configuration); the others need only torch. Each step draws its batch with
+torch.randn / torch.randint, trains with SGD and prints its loss."""
+import argparse
+import sys
+
+import torch
+import torch.nn as nn
+
+TORCHVISION = {"resnet18", "mobilenet_v3_small", "efficientnet_b0", "vit", "swin_t"}
+
+
+def vision(name):
+    import torchvision.models as tvm
+
+    if name == "resnet18":
+        return tvm.resnet18(weights=None, num_classes=10), (3, 32, 32)
+    if name == "mobilenet_v3_small":
+        return tvm.mobilenet_v3_small(weights=None, num_classes=10), (3, 32, 32)
+    if name == "efficientnet_b0":
+        return tvm.efficientnet_b0(weights=None, num_classes=10), (3, 32, 32)
+    if name == "vit":
+        from torchvision.models.vision_transformer import VisionTransformer
+
+        return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32,
+                                 mlp_dim=64, num_classes=10), (3, 32, 32)
+    if name == "swin_t":
+        from torchvision.models.swin_transformer import SwinTransformer
+
+        return SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4],
+                               window_size=[4, 4], stochastic_depth_prob=0.1, num_classes=10), (3, 32, 32)
+    raise ValueError(name)
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab=64, dim=32, heads=2, layers=2, seq=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.zeros(1, seq, dim))
+        layer = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=64, dropout=0.1, batch_first=True)
+        self.body = nn.TransformerEncoder(layer, layers)
+        self.head = nn.Linear(dim, vocab)
+        self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1))
+
+    def forward(self, x):
+        h = self.tok(x) + self.pos[:, : x.shape[1]]
+        return self.head(self.body(h, mask=self.mask))
+
+
+class Recurrent(nn.Module):
+    def __init__(self, kind, dim=16, hidden=32, classes=4):
+        super().__init__()
+        self.rnn = (nn.LSTM if kind == "lstm" else nn.GRU)(dim, hidden, num_layers=2, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[:, -1])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("model")
+    p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
+    p.add_argument("--steps", type=int, default=2)
+    a = p.parse_args()
+    torch.manual_seed(0)
+    dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float32
+    batch = 2
+    if a.model in TORCHVISION:
+        model, shape = vision(a.model)
+        make = lambda: (torch.randn(batch, *shape, dtype=dtype), torch.randint(0, 10, (batch,)))
+        loss_fn = nn.functional.cross_entropy
+    elif a.model == "gpt":
+        model = GPT()
+        make = lambda: (torch.randint(0, 64, (batch, 16)), torch.randint(0, 64, (batch, 16)))
+        loss_fn = lambda out, y: nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]).float(), y.reshape(-1))
+    elif a.model in ("lstm", "gru"):
+        model = Recurrent(a.model)
+        make = lambda: (torch.randn(batch, 8, 16, dtype=dtype), torch.randint(0, 4, (batch,)))
+        loss_fn = nn.functional.cross_entropy
+    else:
+        sys.exit(f"unknown model {a.model}")
+    model = model.to(dtype)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    model.train()
+    for step in range(a.steps):
+        x, y = make()
+        loss = loss_fn(model(x).float(), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        print(f"step {step} loss {loss.item():.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
