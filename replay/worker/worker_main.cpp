@@ -2,8 +2,9 @@
 // worker slot. Protocol, one JSON object per line:
 //   host → worker: the configuration, then one job per API {"api", "forward", "backward"}
 //                  (+ "alone": true — run it with nothing else in flight, after a crash)
-//   worker → host: {"ready": true} or {"fatal": "..."}, then one reply per job
-//                  {"api", "result": [...], "details": [[...], ...], "seconds": s}
+//   worker → host: {"ready": true, "configuration_use": [...]} or {"fatal": "..."}, then one reply
+//                  per job {"api", "result": [...], "details": [[...], ...], "seconds": s,
+//                  "configuration_use": [[entry, calls matched by this API], ...]}
 // The worker keeps the protocol on its own descriptor and points stdout at stderr, so nothing a
 // library prints can corrupt a reply. A crash or hang here costs one API: the host sees it.
 #include <ATen/Parallel.h>
@@ -97,12 +98,14 @@ int main() {
   if (!registry.explicit_refused().empty()) return fatal("--plugin " + registry.explicit_refused().front().line());
 
   replay::ReplayContext ctx;
+  std::uint32_t device_abi_minor = 0;  // configuration_use exists since ABI 1.2
   host::Standards standards;
   try {
     std::string device_name = text(config, "device");
     for (const auto& [info, probe] : registry.devices())
       if (probe->device_name() == device_name) {
         ctx.device = dynamic_cast<DevicePlugin*>(probe);
+        device_abi_minor = info->abi_minor;
         Settings s = host::PluginRegistry::sidecar_settings(*info);
         if (std::string file = text(config, "device_config"); !file.empty()) {
           const Settings user = host::load_yaml_settings(file);  // named: all() of a temporary dangles
@@ -159,8 +162,29 @@ int main() {
   if (const Json* threads = config.find("threads"); threads && threads->is_integer() && threads->as_int() > 0)
     at::set_num_threads(static_cast<int>(threads->as_int()));
 
+  // The device configuration's entries (npu-sim's faults) and the calls each matched: every reply
+  // carries what the API it answers added (run_ut sums them over its workers and names the entries
+  // that matched nothing). Read on this thread right after the API's operators ran.
+  const bool reports_use = device_abi_minor >= 2;
+  std::vector<std::uint64_t> matched_before;
+  auto use_since_last = [&]() {
+    Json use = Json::array();
+    if (!reports_use) return use;
+    const auto now = ctx.device->configuration_use();
+    matched_before.resize(now.size(), 0);
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      Json entry = Json::array();
+      entry.push_back(Json::string(now[i].entry));
+      entry.push_back(Json::integer(static_cast<std::int64_t>(now[i].matched - matched_before[i])));
+      matched_before[i] = now[i].matched;
+      use.push_back(std::move(entry));
+    }
+    return use;
+  };
+
   Json ready = Json::object();
   ready.add("ready", Json::boolean(true));
+  ready.add("configuration_use", use_since_last());
   reply(ready);
 
   // --overlap: a replayed API's comparison runs on the comparison thread while the next API's
@@ -209,7 +233,8 @@ int main() {
     }
     const double job_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const bool overlapped = !alone && overlaps(replayed);
-    auto make_line = [api, job_seconds, &ctx, compare_delay, replayed = std::move(replayed)]() mutable {
+    Json use = use_since_last();
+    auto make_line = [api, job_seconds, &ctx, compare_delay, use = std::move(use), replayed = std::move(replayed)]() mutable {
       if (compare_delay.count() > 0) std::this_thread::sleep_for(compare_delay);
       auto t0 = Clock::now();
       replay::ApiResult result = replayed.finish(ctx.metrics);  // frees the API's outputs here
@@ -223,6 +248,7 @@ int main() {
       out.add("details", details);
       out.add("seconds", Json::number(seconds));
       out.add("operator_seconds", Json::number(result.operator_seconds));
+      if (!use.items().empty()) out.add("configuration_use", std::move(use));
       return to_json_text(out) + "\n";
     };
     replies.submit(std::move(make_line), overlapped);

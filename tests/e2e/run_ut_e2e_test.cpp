@@ -694,3 +694,23 @@ TEST_F(RunUt, ATensorFileWhoseZipDirectoryOverstatesARecordIsRefusedBeforeLibTor
             std::string::npos)
       << row[3];
 }
+
+// A planted fault that matches no operator call planted nothing: run_ut names it (over all its
+// workers), and says nothing of the faults that matched (issue 24).
+TEST_F(RunUt, AFaultThatMatchesNoCallIsNamed) {
+  TempDir dir;
+  write_file(dir / "faults.yaml",
+             "seed: 1\nfaults:\n"
+             "  - {op: \"aten::gelu\", direction: forward, kind: rel_noise, magnitude: 1.0e-3}\n"
+             "  - {op: \"aten::native_layer_norm\", direction: backward, kind: bias, magnitude: 1.0e-2}\n");
+  for (const char* workers : {"1", "2"}) {
+    auto r = run_ut({"-api_info", kStatsDump, "--device", "npu-sim", "--device-config", dir / "faults.yaml", "-n", workers,
+                     "-o", dir / (std::string("o") + workers)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("acccheck run_ut: warning: npu-sim fault 1 (aten::native_layer_norm, backward, bias) matched no "
+                         "operator call in this run: it planted nothing\n"),
+              std::string::npos)
+        << "-n " << workers << ": " << r.err;
+    EXPECT_EQ(r.err.find("fault 0"), std::string::npos) << "the gelu fault matched: " << r.err;
+  }
+}

@@ -6,6 +6,7 @@
 
 #include <set>
 #include <stdexcept>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct ApiRows {
   std::vector<std::string> result;                 // 3 or 4 fields
   std::vector<std::vector<std::string>> details;   // 23 fields each
   double worker_seconds = 0, operator_seconds = 0; // timing reported by the worker (not written)
+  // Device configuration entries (npu-sim's faults) and the calls this API's run matched (not written).
+  std::vector<std::pair<std::string, std::uint64_t>> configuration_use;
 };
 
 class ResultFiles {

@@ -18,6 +18,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/output_timestamp.hpp"
 #include "commands/run_ut/api_list.hpp"
+#include "commands/run_ut/configuration_use.hpp"
 #include "commands/run_ut/progress.hpp"
 #include "commands/run_ut/result_files.hpp"
 #include "commands/run_ut/shard_selection.hpp"
@@ -120,6 +121,10 @@ ApiRows rows_of_reply(const std::string& line) {
   }
   if (const Json* t = j.find("seconds"); t && t->is_number()) rows.worker_seconds = t->as_double();
   if (const Json* t = j.find("operator_seconds"); t && t->is_number()) rows.operator_seconds = t->as_double();
+  if (const Json* use = j.find("configuration_use"); use && use->is_array())
+    for (const auto& e : use->items())
+      if (e.is_array() && e.items().size() == 2 && e.items()[0].is_string() && e.items()[1].is_integer())
+        rows.configuration_use.emplace_back(e.items()[0].as_string(), static_cast<std::uint64_t>(e.items()[1].as_int()));
   return rows;
 }
 
@@ -291,6 +296,7 @@ int run_run_ut(const po::variables_map& vm) {
   std::map<std::size_t, double> seconds;
   std::size_t next = 0;
   RunSummary summary;
+  ConfigurationUseTally configuration_use;
   // --list-unsupported prints its lines on stdout as it goes: no progress line between them.
   Progress progress(mine.size(), list_only ? nullptr : stderr);
   auto flush_in_order = [&] {
@@ -367,6 +373,7 @@ int run_run_ut(const po::variables_map& vm) {
             // The worker's own clock where it replied: the host reads replies in bursts (it naps
             // between looks at the pipes), so its clock is that of the burst, not of the API.
             seconds[o.job] = o.reply && rows.worker_seconds > 0 ? rows.worker_seconds : o.seconds;
+            configuration_use.add(rows.configuration_use, !o.reply);
             ready.emplace(o.job, std::move(rows));
             flush_in_order();
           });
@@ -382,6 +389,8 @@ int run_run_ut(const po::variables_map& vm) {
   if (list_only) return kExitOk;
   summary.set_wall(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count(), n_workers);
   summary.print(stdout, files->result_path(), files->details_path());
+  for (const auto& line : configuration_use.unused_lines(vm["device"].as<std::string>()))
+    std::cerr << me << ": " << line << "\n";
   if (list.dropped_duplicates) std::cout << "  -f: " << list.dropped_duplicates << " repeated calls not replayed\n";
   if (!list.errors.empty()) {
     std::cerr << me << ": " << list.errors.size() << " dump entries could not be read (reported SKIP above)\n";

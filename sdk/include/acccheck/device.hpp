@@ -10,6 +10,7 @@
 #include <c10/core/ScalarType.h>
 #include <torch/version.h>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -41,6 +42,15 @@ class ACCCHECK_INTERFACE DevicePlugin : public DeviceProbe {
   // device()) and receives the results. The default just calls the operator; a device may wrap the
   // call (set a stream or context, or — in test devices — perturb a result).
   virtual void call_operator(const c10::OperatorHandle& op, torch::jit::Stack& stack) const { op.callBoxed(&stack); }
+  // Since ABI 1.2 (callers check the plugin's abi_minor). The entries of the device's configuration
+  // that select operator calls (npu-sim's planted faults), each with how many calls it has matched
+  // so far in this process. run_ut adds them up over its workers and names every entry that matched
+  // none: a planted fault that changed nothing must not pass for a device that was checked.
+  struct ConfigurationUse {
+    std::string entry;  // "fault 0 (aten::gelu, forward, rel_noise)"
+    std::uint64_t matched = 0;
+  };
+  virtual std::vector<ConfigurationUse> configuration_use() const { return {}; }
 };
 
 }  // namespace acccheck

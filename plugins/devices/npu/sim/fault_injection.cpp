@@ -131,6 +131,20 @@ const Fault* find_fault(const std::string& name, const std::string& overload, bo
 
 std::uint64_t installed_seed() { return current_plan()->seed; }
 
+std::vector<std::pair<std::string, std::uint64_t>> fault_use() {
+  static const char* kinds[] = {"rel_noise", "bias", "scale", "ulp_shift", "low_precision", "nan", "zero", "crash", "hang"};
+  static const char* directions[] = {"forward", "backward", "any direction"};
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  const auto plan = current_plan();
+  for (std::size_t i = 0; i < plan->faults.size(); ++i) {
+    const Fault& f = plan->faults[i];
+    out.emplace_back("fault " + std::to_string(i) + " (" + f.op + ", " + directions[static_cast<int>(f.direction)] + ", " +
+                         kinds[static_cast<int>(f.kind)] + ")",
+                     f.calls->load());
+  }
+  return out;
+}
+
 void apply_value_fault(const Fault& fault, std::uint64_t seed, std::uint64_t call_index, const at::Tensor& out) {
   if (!out.defined() || out.numel() == 0) return;
   const bool floating = at::isFloatingType(out.scalar_type());

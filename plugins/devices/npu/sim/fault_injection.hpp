@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <acccheck/settings.hpp>
@@ -44,6 +45,9 @@ FaultPlan parse_fault_plan(const Settings& settings);
 void install_fault_plan(FaultPlan plan);
 // Seed of the installed plan.
 std::uint64_t installed_seed();
+// Each fault of the installed plan, described ("fault 0 (aten::gelu, forward, rel_noise)"), with
+// the operator calls it has matched so far in this process.
+std::vector<std::pair<std::string, std::uint64_t>> fault_use();
 // The first fault for this operator in this direction, if any. Installed plans are never freed,
 // so the pointer stays valid.
 // A fault naming an overload ("aten::mul.Tensor") also matches the operator's out= variants

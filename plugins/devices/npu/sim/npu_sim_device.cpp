@@ -71,6 +71,11 @@ class NpuSimDevice final : public DevicePlugin {
     using S = c10::ScalarType;
     return {S::Half, S::BFloat16, S::Float, S::Double, S::Bool, S::Byte, S::Char, S::Short, S::Int, S::Long};
   }
+  std::vector<ConfigurationUse> configuration_use() const override {
+    std::vector<ConfigurationUse> out;
+    for (auto& [entry, matched] : npusim::fault_use()) out.push_back({std::move(entry), matched});
+    return out;
+  }
 };
 
 }  // namespace
