@@ -56,17 +56,17 @@ struct Row {
 
 // The metric plugins configured as the run_ut worker configures them (standards.yaml).
 MetricPlugin& metric(const std::string& standard_id) {
-  static host::PluginSearch search = [] {
-    host::PluginSearch s;
+  static core::PluginSearch search = [] {
+    core::PluginSearch s;
     s.dirs = {ACCCHECK_PLUGIN_DIR};
     return s;
   }();
   static auto* registry = [] {
-    auto* r = new host::PluginRegistry();
+    auto* r = new core::PluginRegistry();
     r->load(search, {PluginKind::metric});
     return r;
   }();
-  static auto* standards = new host::Standards(host::load_standards(*registry, search, std::nullopt));
+  static auto* standards = new core::Standards(core::load_standards(*registry, search, std::nullopt));
   auto it = standards->by_standard.find(standard_id);
   if (it == standards->by_standard.end()) throw std::runtime_error("metric plugin not built: " + standard_id);
   return *it->second;

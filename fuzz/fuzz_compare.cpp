@@ -13,14 +13,14 @@
 namespace {
 
 struct Engine {
-  acccheck::host::PluginRegistry registry;
-  acccheck::host::Standards standards;
+  acccheck::core::PluginRegistry registry;
+  acccheck::core::Standards standards;
   std::string gpu;
   Engine() {
-    acccheck::host::PluginSearch search;
+    acccheck::core::PluginSearch search;
     search.dirs = {ACCCHECK_FUZZ_PLUGIN_DIR};
     registry.load(search, {acccheck::PluginKind::metric});
-    standards = acccheck::host::load_standards(registry, search, std::nullopt);
+    standards = acccheck::core::load_standards(registry, search, std::nullopt);
     gpu = ACCCHECK_FUZZ_GPU_DETAILS;
   }
 };

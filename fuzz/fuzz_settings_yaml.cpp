@@ -9,8 +9,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = acccheck::fuzz::write_input("settings.yaml", data, size);
   try {
-    acccheck::Settings s = acccheck::host::load_yaml_settings(path);
-    acccheck::host::StandardSelector selector(s);
+    acccheck::Settings s = acccheck::core::load_yaml_settings(path);
+    acccheck::core::StandardSelector selector(s);
     (void)selector.select("matmul", "torch.float16", false);
     (void)selector.all_standards();
   } catch (const std::exception&) {

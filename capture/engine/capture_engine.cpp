@@ -36,12 +36,12 @@ namespace {
 // ---- the engine's state -------------------------------------------------------------------------
 
 struct State {
-  explicit State(host::DumpOptions o) : options(std::move(o)), tensor_mode(options.tensor_mode()) {}
-  host::DumpOptions options;
+  explicit State(core::DumpOptions o) : options(std::move(o)), tensor_mode(options.tensor_mode()) {}
+  core::DumpOptions options;
   const bool tensor_mode;  // options.tensor_mode(), read on every call (not a string compare each)
   std::string rank_dir;
   std::optional<std::int64_t> rank;
-  host::PluginRegistry registry;
+  core::PluginRegistry registry;
   std::vector<HookPlugin*> hooks;
   std::unique_ptr<DumpWriter> writer;
 
@@ -174,7 +174,7 @@ void advance_step_locked(State& s) {
   update_dumping(s);
 }
 
-std::int64_t first_requested(const host::IndexSelection& steps) {
+std::int64_t first_requested(const core::IndexSelection& steps) {
   std::int64_t first = steps.ranges.front().first;
   for (const auto& r : steps.ranges) first = std::min(first, r.first);
   return first;
@@ -285,12 +285,12 @@ bool capture_inputs(State& s, const OpInfo& info, c10::ArrayRef<const c10::IValu
   try {
     FlatEncoder enc(c, s.tensor_mode);
     encode_inputs(inputs, info.args, enc);
-    const host::StackMode mode = s.options.stack;
-    if (mode != host::StackMode::off) {
+    const core::StackMode mode = s.options.stack;
+    if (mode != core::StackMode::off) {
       RawStack& st = c.stack;
       // Python frames for calls made from Python (forward only: backward runs on autograd threads).
-      if (mode != host::StackMode::raw && !in_backward) st.python = capture_python_stack();
-      if (st.python.empty() && mode != host::StackMode::python) st = capture_raw_stack();
+      if (mode != core::StackMode::raw && !in_backward) st.python = capture_python_stack();
+      if (st.python.empty() && mode != core::StackMode::python) st = capture_raw_stack();
       c.has_stack = !st.python.empty() || !st.frames.empty();
     }
     return true;
@@ -483,16 +483,16 @@ std::string CaptureEngine::child_dump_path(const std::string& dump_path) {
   return (fs::path(dump_path) / ("child-" + std::to_string(::getpid()))).string();
 }
 
-void CaptureEngine::configure(host::DumpOptions options) {
+void CaptureEngine::configure(core::DumpOptions options) {
   if (g_state && !g_state->finished) throw std::runtime_error("a dump is already running in this process");
   static std::once_flag fork_handlers;
   std::call_once(fork_handlers, [] { ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child); });
-  host::validate_dump_options(options, "dump options");
+  core::validate_dump_options(options, "dump options");
   install_capture_fallback(c10::KernelFunction::makeFromBoxedFunction<&on_operator>());
   auto s = std::make_unique<State>(std::move(options));
   s->rank = rank_from_environment();
   s->rank_dir = s->rank ? "rank" + std::to_string(*s->rank) : "rank";
-  host::PluginSearch search;
+  core::PluginSearch search;
   search.dirs = s->options.plugin_dirs;
   if (const char* env = std::getenv("ACCCHECK_PLUGIN_PATH")) {
     std::stringstream ss(env);
@@ -502,7 +502,7 @@ void CaptureEngine::configure(host::DumpOptions options) {
   for (auto& d : own_plugin_dirs()) search.dirs.push_back(d);
   s->registry.load(search, {PluginKind::hook});
   for (const auto& [info, hook] : s->registry.hooks()) {
-    hook->configure(host::PluginRegistry::sidecar_settings(*info));
+    hook->configure(core::PluginRegistry::sidecar_settings(*info));
     s->hooks.push_back(hook);
   }
   if (s->hooks.empty()) {
@@ -513,7 +513,7 @@ void CaptureEngine::configure(host::DumpOptions options) {
     throw std::runtime_error(why);
   }
   open_writer(*s);
-  if (s->options.stack != host::StackMode::off) prepare_stack_capture();
+  if (s->options.stack != core::StackMode::off) prepare_stack_capture();
   {
     // A new configuration may classify differently. The old entries are retired, not freed: another
     // thread may still hold a pointer until it sees the new epoch.

@@ -17,7 +17,7 @@ class CaptureEngine {
 
   // Loads the hook plugins and opens the writer. Throws std::runtime_error with one clear line;
   // a second configure() without finish() is refused.
-  void configure(host::DumpOptions options);
+  void configure(core::DumpOptions options);
   bool configured() const;
   // Where a followed child process (exec'd or forked) dumps: <dump_path>/child-<its pid>.
   static std::string child_dump_path(const std::string& dump_path);

@@ -9,12 +9,12 @@ namespace acccheck {
 
 namespace {
 
-host::DumpOptions options_of(const DebuggerConfig& c) {
-  host::DumpOptions o;
-  if (!c.config_file.empty()) o = host::load_dump_options_file(c.config_file);
+core::DumpOptions options_of(const DebuggerConfig& c) {
+  core::DumpOptions o;
+  if (!c.config_file.empty()) o = core::load_dump_options_file(c.config_file);
   if (!c.dump_path.empty()) o.dump_path = c.dump_path;
   if (!c.task.empty()) o.task = c.task;
-  if (!c.step.empty()) o.steps = host::parse_index_selection({c.step}, "step");
+  if (!c.step.empty()) o.steps = core::parse_index_selection({c.step}, "step");
   return o;
 }
 

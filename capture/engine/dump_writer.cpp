@@ -16,7 +16,7 @@
 
 #include "engine/capture_mode.hpp"
 #include "engine/record_building.hpp"
-#include "common/tensor_file_writer.hpp"
+#include "torch_support/tensor_file_writer.hpp"
 #include "engine/tensor_statistics.hpp"
 
 namespace acccheck::capture {
@@ -86,7 +86,7 @@ struct DumpWriter::StepFiles {
   bool tensor_dir_made = false;
 };
 
-DumpWriter::DumpWriter(const host::DumpOptions& options, std::string rank_dir,
+DumpWriter::DumpWriter(const core::DumpOptions& options, std::string rank_dir,
                        std::function<void(const std::string&)> on_error)
     : options_(options),
       rank_dir_(std::move(rank_dir)),
@@ -188,7 +188,7 @@ void DumpWriter::write_record(CapturedRecord& c) {
       }
       for (auto& [ordinal, t] : c.tensors) {
         // Python's torch.save layout: a contiguous CPU tensor (dump-format.md §2.6).
-        std::vector<char> bytes = replay::tensor_file_bytes(t);
+        std::vector<char> bytes = core::tensor_file_bytes(t);
         write_new_file((fs::path(tdir) / specs.at(ordinal)->data_name).string(), bytes.data(), bytes.size());
         ++totals_.tensor_files;
       }
@@ -202,7 +202,7 @@ void DumpWriter::write_record(CapturedRecord& c) {
     auto h = c.stack.hash();
     auto it = described_.find(h);
     if (it == described_.end())
-      it = described_.emplace(h, describe_stack(c.stack, options_.stack == host::StackMode::full)).first;
+      it = described_.emplace(h, describe_stack(c.stack, options_.stack == core::StackMode::full)).first;
     f.stacks.emplace_back(record.entry_name(), it->second);
   }
 }
@@ -213,7 +213,7 @@ void DumpWriter::close_step(std::int64_t step) {
   if (it == open_.end()) return;
   StepFiles& f = *it->second;
   f.json->finish();
-  if (options_.stack != host::StackMode::off) write_whole_file((fs::path(f.dir) / "stack.json").string(), stack_json_text(f.stacks));
+  if (options_.stack != core::StackMode::off) write_whole_file((fs::path(f.dir) / "stack.json").string(), stack_json_text(f.stacks));
   // Module structure is empty at API level (msprobe writes "{}" at L1).
   write_whole_file((fs::path(f.dir) / "construct.json").string(), "{}");
   open_.erase(it);

@@ -34,7 +34,7 @@ struct WriterTotals {
 
 class DumpWriter {
  public:
-  DumpWriter(const host::DumpOptions& options, std::string rank_dir,
+  DumpWriter(const core::DumpOptions& options, std::string rank_dir,
              std::function<void(const std::string&)> on_error);
   ~DumpWriter();
 
@@ -67,7 +67,7 @@ class DumpWriter {
   StepFiles& files_for(std::int64_t step);
   std::string step_dir(std::int64_t step) const;
 
-  host::DumpOptions options_;
+  core::DumpOptions options_;
   std::string rank_dir_;
   std::function<void(const std::string&)> on_error_;
   RecordQueue<Item> queue_;

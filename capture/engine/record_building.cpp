@@ -4,7 +4,7 @@
 #include <c10/core/Layout.h>
 #include <c10/core/MemoryFormat.h>
 
-#include "common/torch_dtypes.hpp"
+#include "torch_support/torch_dtypes.hpp"
 
 namespace acccheck::capture {
 
@@ -66,7 +66,7 @@ class Builder {
       case K::string: return typed("str", Json::string(c_.strings.at(v.at)));
       case K::dtype:
         return named(Argument::Kind::dtype, "torch.dtype",
-                     Json::string(replay::torch_dtype_name(static_cast<c10::ScalarType>(v.integer))));
+                     Json::string(core::torch_dtype_name(static_cast<c10::ScalarType>(v.integer))));
       case K::memory_format:
         return named(Argument::Kind::memory_format, "torch.memory_format", Json::string(memory_format_name(v.integer)));
       case K::layout: {
@@ -99,7 +99,7 @@ class Builder {
     Argument a;
     a.kind = Argument::Kind::tensor;
     TensorSpec& spec = a.tensor;
-    spec.dtype = replay::torch_dtype_name(v.dtype);
+    spec.dtype = core::torch_dtype_name(v.dtype);
     spec.shape.assign(c_.dims.begin() + v.at, c_.dims.begin() + v.at + v.count);
     spec.requires_grad = v.requires_grad;
     spec.max = v.stats.max;

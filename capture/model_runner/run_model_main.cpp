@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   if (st != at::kFloat) module.to(st);
   auto& engine = acccheck::capture::CaptureEngine::instance();
   try {
-    engine.configure(acccheck::host::parse_dump_options(text, "ACCCHECK_DUMP_OPTIONS"));
+    engine.configure(acccheck::core::parse_dump_options(text, "ACCCHECK_DUMP_OPTIONS"));
     at::manual_seed(0);
     for (int step = 0; step < steps; ++step) {
       std::vector<c10::IValue> inputs;

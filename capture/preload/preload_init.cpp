@@ -72,11 +72,11 @@ std::string& our_torch() {
   return *s;
 }
 
-[[noreturn]] void refuse(const acccheck::capture::ForeignLibTorch& theirs) {
-  std::string line = acccheck::capture::foreign_libtorch_message(theirs, ACCCHECK_BUILD_TORCH_VERSION, our_torch());
+[[noreturn]] void refuse(const acccheck::core::ForeignLibTorch& theirs) {
+  std::string line = acccheck::core::foreign_libtorch_message(theirs, ACCCHECK_BUILD_TORCH_VERSION, our_torch());
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
-  ::syscall(SYS_exit_group, acccheck::capture::kExitForeignLibTorch);
+  ::syscall(SYS_exit_group, acccheck::core::kExitForeignLibTorch);
   __builtin_unreachable();
 }
 
@@ -86,7 +86,7 @@ void refuse_foreign_libtorch() {
   const std::string& ours = our_torch();
   if (ours.empty()) return;
   for (const auto& loaded : loaded_libtorch())
-    if (loaded != ours) refuse({loaded, acccheck::capture::libtorch_version(loaded)});
+    if (loaded != ours) refuse({loaded, acccheck::core::libtorch_version(loaded)});
 }
 
 // Refuses a dlopen (Python's `import torch`, ctypes) that would load another LibTorch, before the
@@ -94,7 +94,7 @@ void refuse_foreign_libtorch() {
 void refuse_before_loading(const char* file) {
   const std::string& ours = our_torch();
   if (ours.empty() || !file) return;
-  if (auto theirs = acccheck::capture::foreign_libtorch(file, ours, loaded_objects())) refuse(*theirs);
+  if (auto theirs = acccheck::core::foreign_libtorch(file, ours, loaded_objects())) refuse(*theirs);
 }
 
 // Removes this library from LD_PRELOAD and the dump variables, so PROG's children run untouched.
@@ -211,9 +211,9 @@ __attribute__((constructor)) void acccheck_preload_start() {
   our_torch() = fs::canonical(ACCCHECK_BUILD_TORCH_LIB, ec).string();
   if (ec) our_torch().clear();
   refuse_foreign_libtorch();
-  acccheck::host::DumpOptions o;
+  acccheck::core::DumpOptions o;
   try {
-    o = acccheck::host::parse_dump_options(text, "ACCCHECK_DUMP_OPTIONS");
+    o = acccheck::core::parse_dump_options(text, "ACCCHECK_DUMP_OPTIONS");
   } catch (const std::exception& e) {
     std::cerr << "acccheck dump: " << e.what() << "\n";
     std::_Exit(2);

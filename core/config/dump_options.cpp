@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 bool IndexSelection::contains(std::int64_t v) const {
   if (ranges.empty()) return true;
@@ -250,4 +250,4 @@ std::string dump_options_to_yaml(const DumpOptions& o) {
   return e.c_str();
 }
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

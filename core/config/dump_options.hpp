@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 // Steps or ranks: an explicit list of numbers and ranges; empty means all.
 struct IndexSelection {
@@ -64,4 +64,4 @@ void validate_dump_options(const DumpOptions& o, const std::string& source);
 // The resolved options as YAML that parse_dump_options reads back unchanged.
 std::string dump_options_to_yaml(const DumpOptions& o);
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 void flatten_yaml(const YAML::Node& node, const std::string& prefix, Settings& out) {
   switch (node.Type()) {
@@ -128,4 +128,4 @@ Settings load_yaml_settings(const std::string& file) {
   return s;
 }
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

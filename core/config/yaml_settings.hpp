@@ -8,11 +8,11 @@
 
 namespace YAML { class Node; }
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 void flatten_yaml(const YAML::Node& node, const std::string& prefix, Settings& out);
 // Throws "<file>: line L, column C: <yaml-cpp message>" on a parse error.
 Settings load_yaml_settings(const std::string& file);
 YAML::Node load_yaml_file(const std::string& file);
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <vector>
 
-namespace acccheck::capture {
+namespace acccheck::core {
 
 namespace {
 
@@ -265,4 +265,4 @@ std::string foreign_libtorch_message(const ForeignLibTorch& theirs, const std::s
          " (" + our_library + "): not dumped (rebuild acccheck against the program's LibTorch)";
 }
 
-}  // namespace acccheck::capture
+}  // namespace acccheck::core

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-namespace acccheck::capture {
+namespace acccheck::core {
 
 struct ForeignLibTorch {
   std::string library;  // the libtorch_cpu it would load, as the dynamic linker would find it
@@ -34,4 +34,4 @@ std::string foreign_libtorch_message(const ForeignLibTorch& theirs, const std::s
                                      const std::string& our_library);
 constexpr int kExitForeignLibTorch = 5;
 
-}  // namespace acccheck::capture
+}  // namespace acccheck::core

@@ -20,7 +20,7 @@
 
 extern char** environ;
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 namespace {
 
@@ -182,4 +182,4 @@ std::vector<ProbeResult> probe_devices_in_child(const std::vector<std::string>& 
   return results;
 }
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

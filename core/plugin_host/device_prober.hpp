@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 struct ProbeResult {
   std::string file;
@@ -23,4 +23,4 @@ std::vector<ProbeResult> probe_devices_in_child(const std::vector<std::string>& 
 // `files` = {"-"}: read the files from stdin, one per line (what the parent sends).
 int run_probe_child(const std::vector<std::string>& files);
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

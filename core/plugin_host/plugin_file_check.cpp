@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 namespace {
 std::optional<std::string> ownership_reason(const struct stat& st, const char* what) {
@@ -46,4 +46,4 @@ std::optional<std::string> unsafe_file_reason(const std::string& path) {
   return std::nullopt;
 }
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

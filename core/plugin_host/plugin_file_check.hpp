@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 // Reason to refuse a plugin folder (world-writable, owned by someone other than the user or root),
 // or nullopt when it is acceptable.
@@ -14,4 +14,4 @@ std::optional<std::string> unsafe_folder_reason(const std::string& dir);
 // and to that file's folder (and the link's own folder), so a link cannot launder an unsafe file.
 std::optional<std::string> unsafe_file_reason(const std::string& path);
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

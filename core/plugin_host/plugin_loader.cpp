@@ -13,10 +13,10 @@
 #include "build_info.hpp"
 #include "plugin_host/plugin_file_check.hpp"
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 const HostBuild& this_host_build() {
-  static const HostBuild build{kAbiMajor, ACCCHECK_HOST_TORCH_VERSION, ACCCHECK_DETAIL_CXX11_ABI};
+  static const HostBuild build{kAbiMajor, ACCCHECK_BUILT_TORCH_VERSION, ACCCHECK_DETAIL_CXX11_ABI};
   return build;
 }
 
@@ -124,4 +124,4 @@ std::variant<LoadedPlugin, Refusal> load_plugin_file(const std::string& file,
   return p;
 }
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

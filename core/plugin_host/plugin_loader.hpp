@@ -12,7 +12,7 @@
 
 namespace boost::dll { class shared_library; }
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 // What this host was built with; the loader compares plugins against it.
 struct HostBuild {
@@ -46,4 +46,4 @@ std::variant<LoadedPlugin, Refusal> load_plugin_file(const std::string& file,
 // acccheck_metric_x.so → metric; anything else → nullopt.
 std::optional<PluginKind> kind_from_file_name(const std::string& file);
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

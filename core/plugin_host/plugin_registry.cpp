@@ -12,7 +12,7 @@
 
 namespace fs = std::filesystem;
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 namespace {
 fs::path executable_dir() {
@@ -133,4 +133,4 @@ Settings PluginRegistry::sidecar_settings(const LoadedPlugin& plugin) {
   return load_yaml_settings(yaml.string());
 }
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

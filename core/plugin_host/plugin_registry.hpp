@@ -13,7 +13,7 @@
 
 #include "plugin_host/plugin_loader.hpp"
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 struct PluginSearch {
   std::vector<std::string> dirs;   // --plugin-dir (in order), then ACCCHECK_PLUGIN_PATH, then built-in
@@ -59,4 +59,4 @@ class PluginRegistry {
   std::set<std::string> seen_real_files_;
 };
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

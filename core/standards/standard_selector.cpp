@@ -5,7 +5,7 @@
 
 #include <acccheck/float_formats.hpp>
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 namespace {
 std::string required(const Settings& s, const std::string& key) {
@@ -106,4 +106,4 @@ RowName parse_row_name(std::string_view name) {
   return r;
 }
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

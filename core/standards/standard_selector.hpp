@@ -11,7 +11,7 @@
 
 #include <acccheck/settings.hpp>
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 class StandardSelector {
  public:
@@ -60,4 +60,4 @@ struct RowName {  // views into the parsed name
 };
 RowName parse_row_name(std::string_view name);
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

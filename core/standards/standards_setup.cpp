@@ -11,7 +11,7 @@
 
 namespace fs = std::filesystem;
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 namespace {
 
@@ -167,4 +167,4 @@ Standards load_standards(const PluginRegistry& registry, const PluginSearch& sea
   return s;
 }
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

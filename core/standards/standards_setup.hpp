@@ -15,7 +15,7 @@
 #include "plugin_host/plugin_registry.hpp"
 #include "standards/standard_selector.hpp"
 
-namespace acccheck::host {
+namespace acccheck::core {
 
 // The standards file is missing or malformed (a usage error).
 class StandardsError : public std::runtime_error {
@@ -38,4 +38,4 @@ struct Standards {
 Standards load_standards(const PluginRegistry& registry, const PluginSearch& search,
                          const std::optional<std::string>& user_file);
 
-}  // namespace acccheck::host
+}  // namespace acccheck::core

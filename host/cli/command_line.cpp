@@ -54,7 +54,7 @@ namespace {
 // section named after the command. Other commands' sections are ignored.
 po::parsed_options options_from_yaml(const std::string& file, const std::string& command,
                                      const po::options_description& desc) {
-  YAML::Node root = load_yaml_file(file);
+  YAML::Node root = core::load_yaml_file(file);
   po::parsed_options parsed(&desc);
   if (!root || root.IsNull()) return parsed;
   if (!root.IsMap()) throw std::runtime_error(file + ": expected a mapping of option names to values");

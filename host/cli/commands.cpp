@@ -19,11 +19,11 @@
 
 namespace acccheck::host {
 
-PluginSearch plugin_search_from(const po::variables_map& vm) {
-  PluginSearch s;
+core::PluginSearch plugin_search_from(const po::variables_map& vm) {
+  core::PluginSearch s;
   std::vector<std::string> cli_dirs;
   if (vm.count("plugin-dir")) cli_dirs = vm["plugin-dir"].as<std::vector<std::string>>();
-  s.dirs = plugin_search_dirs(cli_dirs);
+  s.dirs = core::plugin_search_dirs(cli_dirs);
   if (vm.count("plugin")) s.files = vm["plugin"].as<std::vector<std::string>>();
   return s;
 }
@@ -94,8 +94,8 @@ int run_main(int argc, char** argv) {
   }
   if (args[0] == "--version") {
     std::cout << "acccheck " << ACCCHECK_VERSION << " (plugin ABI " << kAbiMajor << "." << kAbiMinor
-              << ", LibTorch " << ACCCHECK_HOST_TORCH_VERSION << ")\n"
-              << "built against: " << ACCCHECK_HOST_TORCH_ORIGIN << "\n";
+              << ", LibTorch " << ACCCHECK_BUILT_TORCH_VERSION << ")\n"
+              << "built against: " << ACCCHECK_BUILT_TORCH_ORIGIN << "\n";
     return kExitOk;
   }
   const auto& commands = all_commands();

@@ -5,13 +5,14 @@
 
 #include "cli/command_line.hpp"
 
+namespace acccheck::core { struct PluginSearch; }
+
 namespace acccheck::host {
 
 const std::vector<CommandSpec>& all_commands();
 int run_main(int argc, char** argv);
 
 // Helpers for commands: the plugin search the common options describe.
-struct PluginSearch;
-PluginSearch plugin_search_from(const po::variables_map& vm);
+core::PluginSearch plugin_search_from(const po::variables_map& vm);
 
 }  // namespace acccheck::host

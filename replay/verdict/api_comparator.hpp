@@ -13,13 +13,13 @@
 #include "details_columns.hpp"
 #include "output_value.hpp"
 
-namespace acccheck::host { class StandardSelector; }
+namespace acccheck::core { class StandardSelector; }
 
 namespace acccheck::replay {
 
 // Which standard's metrics fill a float row, and the plugins that compute them.
 struct MetricContext {
-  const host::StandardSelector* selector = nullptr;
+  const core::StandardSelector* selector = nullptr;
   std::map<std::string, const MetricPlugin*> by_standard;
 };
 

@@ -16,7 +16,7 @@
 #include <mutex>
 #include <set>
 
-#include "common/tensor_file_writer.hpp"
+#include "torch_support/tensor_file_writer.hpp"
 #include "input_generator.hpp"
 #include "operator_binding.hpp"
 #include "tensor_values.hpp"
@@ -131,7 +131,7 @@ IValue to_ivalue(const Argument& a, const std::vector<at::Tensor>& tensors) {
       return IValue(l);
     }
     case K::dtype: {
-      auto st = scalar_type_of(a.value.as_string());
+      auto st = core::scalar_type_of(a.value.as_string());
       if (!st) throw std::runtime_error("unknown dtype '" + a.value.as_string() + "'");
       return IValue(static_cast<int64_t>(*st));
     }
@@ -152,7 +152,7 @@ IValue to_ivalue(const Argument& a, const std::vector<at::Tensor>& tensors) {
 }
 
 c10::ScalarType raised(c10::ScalarType t, bool to64) {
-  if (to64) return is_float_type(t) ? c10::kDouble : t;
+  if (to64) return core::is_float_type(t) ? c10::kDouble : t;
   if (t == c10::kHalf || t == c10::kBFloat16) return c10::kFloat;
   if (t == c10::kFloat) return c10::kDouble;
   return t;
@@ -271,7 +271,7 @@ void save_tensors(const std::string& stem, const std::vector<IValue>& values, co
     if (!v.isTensor() || !v.toTensor().defined()) return;
     at::Tensor t = v.toTensor().detach();
     if (device && t.device() != c10::Device(c10::DeviceType::CPU)) t = device->to_cpu(t);
-    std::vector<char> bytes = tensor_file_bytes(t);
+    std::vector<char> bytes = core::tensor_file_bytes(t);
     std::string path = stem + "." + std::to_string(i) + ".pt";
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f) throw std::runtime_error(path + ": cannot write the error data");
@@ -318,7 +318,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   std::vector<bool> wants_grad;
   for (const TensorSpec* s : specs) {
     if (plan_only) {
-      auto st = scalar_type_of(s->dtype);
+      auto st = core::scalar_type_of(s->dtype);
       if (!st) throw std::runtime_error("unknown dtype '" + s->dtype + "'");
       base.push_back(at::empty(s->shape, at::TensorOptions().dtype(*st).device(c10::kMeta)));
     } else {
@@ -392,7 +392,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
     if (keep_fp32 && st == c10::kFloat && !ctx.bench_float64) raise = false;
     // float8 inputs run in float32 on the benchmark (run-ut.md §3.5), decoded exactly: LibTorch's
     // cast, not the reference's decoder, whose subnormals come out 2^121 too small (docs/compat.md).
-    if (is_float8_type(st)) return at::_to_copy(t, at::TensorOptions().dtype(ctx.bench_float64 ? c10::kDouble : c10::kFloat));
+    if (core::is_float8_type(st)) return at::_to_copy(t, at::TensorOptions().dtype(ctx.bench_float64 ? c10::kDouble : c10::kFloat));
     return at::_to_copy(t, at::TensorOptions().dtype(raise ? *bench_dtype : st));
   };
   auto to_device = [&](const at::Tensor& t) { return ctx.device->to_device(t); };  // a copy (device contract)
@@ -450,7 +450,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   ApiOutputs& out = pending->outputs;
   out.api = fwd.api;
   // run-ut.md §3.5: `is_fp8` when any input is float8 (it picks the standard and its thresholds).
-  for (const auto& t : base) out.fp8_input = out.fp8_input || (t.defined() && is_float8_type(t.scalar_type()));
+  for (const auto& t : base) out.fp8_input = out.fp8_input || (t.defined() && core::is_float8_type(t.scalar_type()));
   auto cpu = [](const at::Tensor& t) { return t; };
   auto dev_to_cpu = [&](const at::Tensor& t) { return ctx.device->to_cpu(t); };
   out.bench = output_value_of(results_value(bench.results), cpu, widening);

@@ -89,7 +89,7 @@ namespace {
 // LibTorch's pickle_load cannot read: its elements copied out of the storage's record, as the
 // checked layout places them.
 at::Tensor untyped_tensor(const std::string& path, const std::vector<char>& bytes, const TensorFileLayout& layout) {
-  auto st = scalar_type_of("torch." + layout.dtype);
+  auto st = core::scalar_type_of("torch." + layout.dtype);
   if (!st) throw std::runtime_error(path + ": holds a torch." + layout.dtype + " tensor, a dtype LibTorch " TORCH_VERSION " does not have");
   std::int64_t elements = 1, needed = layout.storage_offset + 1;
   for (std::size_t d = 0; d < layout.sizes.size(); ++d) {
@@ -142,17 +142,17 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
     std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
     if (!spec.shape.empty() || !shape.empty())
       if (shape != spec.shape) throw std::runtime_error(path + ": holds a tensor of another shape than the dump's field 'shape'");
-    if (auto st = scalar_type_of(dtype_name); st && *st != t.scalar_type()) t = at::_to_copy(t, at::TensorOptions().dtype(*st));
+    if (auto st = core::scalar_type_of(dtype_name); st && *st != t.scalar_type()) t = at::_to_copy(t, at::TensorOptions().dtype(*st));
   } else {
-    auto target = scalar_type_of(dtype_name);
-    if (!target || !(is_float_type(*target) || is_float8_type(*target) || at::isIntegralType(*target, true)))
+    auto target = core::scalar_type_of(dtype_name);
+    if (!target || !(core::is_float_type(*target) || core::is_float8_type(*target) || at::isIntegralType(*target, true)))
       throw std::runtime_error("dtype " + spec.dtype + " is not supported for random data generation");
     // float8 tensors are made in float32 and cast at the end; the unsigned 16/32/64-bit types (whose
     // kernels LibTorch 2.x leaves out) in int64 (run-ut.md §3.3).
     const bool unsigned_wide = *target != c10::kByte && *target != c10::kBool && at::isIntegralType(*target, false) &&
                                !c10::isSignedType(*target);
     std::optional<c10::ScalarType> st =
-        is_float8_type(*target) ? c10::kFloat : unsigned_wide ? c10::kLong : *target;
+        core::is_float8_type(*target) ? c10::kFloat : unsigned_wide ? c10::kLong : *target;
     auto options = at::TensorOptions().dtype(*st);
     std::vector<std::int64_t> shape = spec.shape;
     bool empty = false;
@@ -173,7 +173,7 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
       if (l > h) std::swap(l, h);
       return at::randint(l, h + 1, shape, generator, at::TensorOptions().dtype(c10::kLong)).gt(0);
     }
-    if (is_float_type(*st)) {
+    if (core::is_float_type(*st)) {
       if (std::isnan(high)) return at::full(shape, std::nan(""), options).to(*target);
       if (high_origin != 0 && std::isinf(high)) {
         t = at::full(shape, high, options);
@@ -191,7 +191,7 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
     // Pinning: first element Min, last Max (NaN second when Max is NaN), written in place.
     std::int64_t n = t.numel();
     if (n > 0) {
-      const bool nan_high = is_float_type(*st) && std::isnan(high_origin);
+      const bool nan_high = core::is_float_type(*st) && std::isnan(high_origin);
       AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "pin_bounds", [&] {
         scalar_t* p = t.data_ptr<scalar_t>();
         auto as = [](double v) { return static_cast<scalar_t>(v); };
@@ -207,8 +207,8 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
         } else {
           p[0] = as(low);
           p[n - 1] = as(high);
-          if (is_float_type(*st) && std::isinf(high_origin)) p[n - 1] = as(high_origin);
-          if (is_float_type(*st) && std::isinf(low_origin)) p[0] = as(low_origin);
+          if (core::is_float_type(*st) && std::isinf(high_origin)) p[n - 1] = as(high_origin);
+          if (core::is_float_type(*st) && std::isinf(low_origin)) p[0] = as(low_origin);
         }
       });
     }

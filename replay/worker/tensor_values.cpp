@@ -65,7 +65,7 @@ OutputValue output_value_of(const c10::IValue& v, const std::function<at::Tensor
     at::Tensor cpu = to_cpu(t.detach());
     std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
     // No float64 tensor in between (16M elements = 128 MB saved), and none at all for float64.
-    return OutputValue::tensor(torch_dtype_name(t.scalar_type()), std::move(shape), values_of(cpu, defer));
+    return OutputValue::tensor(core::torch_dtype_name(t.scalar_type()), std::move(shape), values_of(cpu, defer));
   }
   if (v.isTuple() || v.isList()) {
     std::vector<OutputValue> items;

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/torch_dtypes.hpp"
+#include "torch_support/torch_dtypes.hpp"
 #include "verdict/output_value.hpp"
 
 namespace acccheck::replay {

@@ -90,8 +90,8 @@ int main() {
     return fatal(e.what());
   }
 
-  host::PluginRegistry registry;
-  host::PluginSearch search;
+  core::PluginRegistry registry;
+  core::PluginSearch search;
   search.dirs = strings(config.find("plugin_dirs"));
   search.files = strings(config.find("plugin_files"));
   registry.load(search, {PluginKind::device, PluginKind::metric, PluginKind::hook});
@@ -99,16 +99,16 @@ int main() {
 
   replay::ReplayContext ctx;
   std::uint32_t device_abi_minor = 0;  // configuration_use exists since ABI 1.2
-  host::Standards standards;
+  core::Standards standards;
   try {
     std::string device_name = text(config, "device");
     for (const auto& [info, probe] : registry.devices())
       if (probe->device_name() == device_name) {
         ctx.device = dynamic_cast<DevicePlugin*>(probe);
         device_abi_minor = info->abi_minor;
-        Settings s = host::PluginRegistry::sidecar_settings(*info);
+        Settings s = core::PluginRegistry::sidecar_settings(*info);
         if (std::string file = text(config, "device_config"); !file.empty()) {
-          const Settings user = host::load_yaml_settings(file);  // named: all() of a temporary dangles
+          const Settings user = core::load_yaml_settings(file);  // named: all() of a temporary dangles
           for (const auto& [k, v] : user.all()) s.set(k, v);
         }
         // -j: for device plugins that understand it (the NPU's jit compile mode).
@@ -127,7 +127,7 @@ int main() {
       for (const auto& [info, probe] : registry.devices()) {
         Availability a;
         try {
-          probe->configure(host::PluginRegistry::sidecar_settings(*info));
+          probe->configure(core::PluginRegistry::sidecar_settings(*info));
           a = probe->available();
         } catch (const std::exception& e) {
           a.reason = e.what();
@@ -140,7 +140,7 @@ int main() {
       return fatal("unknown device '" + device_name + "'; available devices: " + (names.empty() ? "none" : names));
     }
     std::string user_standards = text(config, "standards");
-    standards = host::load_standards(registry, search,
+    standards = core::load_standards(registry, search,
                                      user_standards.empty() ? std::nullopt : std::optional(user_standards));
   } catch (const std::exception& e) {
     return fatal(e.what());
@@ -150,7 +150,7 @@ int main() {
   for (const auto& [info, hook] : registry.hooks()) {
     if (info->abi_minor < 1) continue;  // plan_replay exists since ABI 1.1
     try {
-      hook->configure(host::PluginRegistry::sidecar_settings(*info));
+      hook->configure(core::PluginRegistry::sidecar_settings(*info));
     } catch (const std::exception& e) {
       return fatal("hook plugin '" + info->name + "' (" + info->file + "): " + e.what());
     }

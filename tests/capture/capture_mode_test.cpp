@@ -39,10 +39,10 @@ std::set<std::string> entry_names(const std::string& dump_json) {
   return names;
 }
 
-acccheck::host::DumpOptions options_in(const acccheck::test::TempDir& dir) {
-  acccheck::host::DumpOptions o;
+acccheck::core::DumpOptions options_in(const acccheck::test::TempDir& dir) {
+  acccheck::core::DumpOptions o;
   o.dump_path = dir / "d";
-  o.stack = acccheck::host::StackMode::off;
+  o.stack = acccheck::core::StackMode::off;
   o.plugin_dirs = {ACCCHECK_PLUGIN_DIR};
   return o;
 }
@@ -146,7 +146,7 @@ TEST(CaptureMode, ThreadsStartedByACapturingThreadAreCaptured) {
 TEST(CaptureMode, StepsThatAreNotDumpedLeaveTheWriterAsleep) {
   acccheck::test::TempDir dir;
   auto o = options_in(dir);
-  o.steps = acccheck::host::parse_index_selection({"1000"}, "step");
+  o.steps = acccheck::core::parse_index_selection({"1000"}, "step");
   auto& engine = CaptureEngine::instance();
   engine.configure(o);
   engine.start();

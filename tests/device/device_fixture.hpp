@@ -12,8 +12,8 @@ namespace acccheck::test {
 
 inline DevicePlugin& device_plugin(const std::string& name) {
   static auto* registry = [] {
-    auto* r = new host::PluginRegistry();
-    host::PluginSearch search;
+    auto* r = new core::PluginRegistry();
+    core::PluginSearch search;
     search.dirs = {ACCCHECK_PLUGIN_DIR};
     r->load(search, {PluginKind::device});
     return r;

@@ -21,7 +21,7 @@ TEST(VendorDeviceExample, BuildsOutOfTreeAndPerturbsOneOperator) {
   EXPECT_EQ(listing.exit_code, 0);
   EXPECT_NE(listing.out.find("device  perturbed-cpu"), std::string::npos) << listing.out;
 
-  host::PluginRegistry registry;
+  core::PluginRegistry registry;
   registry.load({{plugins.path()}, {}}, {PluginKind::device});
   ASSERT_EQ(registry.devices().size(), 1u) << (registry.refused().empty() ? "" : registry.refused()[0].line());
   auto& device = dynamic_cast<DevicePlugin&>(*registry.devices()[0].second);

@@ -15,8 +15,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
-  acccheck::host::PluginRegistry registry;
-  acccheck::host::PluginSearch search;
+  acccheck::core::PluginRegistry registry;
+  acccheck::core::PluginSearch search;
   search.dirs = {argv[1]};
   registry.load(search, {acccheck::PluginKind::device});
   acccheck::DevicePlugin* npu = nullptr;

@@ -152,15 +152,15 @@ std::string fixture(const std::string& relative) { return std::string(ACCCHECK_F
 
 MetricPlugin& metric_plugin(const std::string& standard_id) {
   static auto* registry = [] {
-    auto* r = new host::PluginRegistry();
-    host::PluginSearch search;
+    auto* r = new core::PluginRegistry();
+    core::PluginSearch search;
     search.dirs = {ACCCHECK_PLUGIN_DIR};
     r->load(search, {PluginKind::metric});
     return r;
   }();
   static Settings flat = [] {
     Settings s;
-    host::flatten_yaml(host::load_yaml_file(std::string(ACCCHECK_PLUGIN_DIR) + "/standards.yaml"), "", s);
+    core::flatten_yaml(core::load_yaml_file(std::string(ACCCHECK_PLUGIN_DIR) + "/standards.yaml"), "", s);
     return s;
   }();
   for (const auto& [info, metric] : registry->metrics()) {

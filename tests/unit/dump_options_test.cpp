@@ -1,4 +1,4 @@
-// The dump's configuration (host/config/dump_options) and the streaming dump.json writer with its
+// The dump's configuration (core/config/dump_options) and the streaming dump.json writer with its
 // repair: torch-free parts of `acccheck dump`.
 #include <filesystem>
 
@@ -8,7 +8,7 @@
 #include "support/test_support.hpp"
 
 using namespace acccheck;
-using namespace acccheck::host;
+using namespace acccheck::core;
 using acccheck::test::read_file;
 using acccheck::test::TempDir;
 using acccheck::test::write_file;

@@ -55,8 +55,8 @@ std::map<std::string, std::map<std::string, std::string>> expected_rows(const st
 
 void check_side(const std::string& side, int* checked) {
   Settings standards;
-  host::flatten_yaml(host::load_yaml_file(std::string(ACCCHECK_PLUGIN_DIR) + "/standards.yaml"), "", standards);
-  host::StandardSelector selector(standards);
+  core::flatten_yaml(core::load_yaml_file(std::string(ACCCHECK_PLUGIN_DIR) + "/standards.yaml"), "", standards);
+  core::StandardSelector selector(standards);
   Json cases = parse_json(read_file(fixture("vectors/" + side + "/cases.json")), side + "/cases.json");
   auto expected = expected_rows(fixture("vectors/" + side + "/accuracy_checking_details_20250101000000.csv"));
   for (const auto& c : cases.items()) {

@@ -11,7 +11,7 @@
 
 namespace fs = std::filesystem;
 using namespace acccheck;
-using namespace acccheck::host;
+using namespace acccheck::core;
 using acccheck::test::TempDir;
 
 namespace {

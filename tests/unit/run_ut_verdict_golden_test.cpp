@@ -64,8 +64,8 @@ void expect_cell(const std::string& expected, const std::string& actual, const s
 
 void check_side(const std::string& side) {
   Settings standards;
-  host::flatten_yaml(host::load_yaml_file(std::string(ACCCHECK_PLUGIN_DIR) + "/standards.yaml"), "", standards);
-  host::StandardSelector selector(standards);
+  core::flatten_yaml(core::load_yaml_file(std::string(ACCCHECK_PLUGIN_DIR) + "/standards.yaml"), "", standards);
+  core::StandardSelector selector(standards);
   MetricContext metrics;
   metrics.selector = &selector;
   for (const auto& id : selector.all_standards()) metrics.by_standard[id] = &metric_plugin(id);

@@ -5,7 +5,7 @@
 #include "config/yaml_settings.hpp"
 #include "support/test_support.hpp"
 
-using namespace acccheck::host;
+using namespace acccheck::core;
 
 namespace {
 StandardSelector shipped() {

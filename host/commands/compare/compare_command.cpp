@@ -53,8 +53,8 @@ int run_compare(const po::variables_map& vm) {
   }
 
   // Only metric plugins: compare never opens a device plugin, so LibTorch is not loaded.
-  PluginRegistry registry;
-  PluginSearch search = plugin_search_from(vm);
+  core::PluginRegistry registry;
+  core::PluginSearch search = plugin_search_from(vm);
   registry.load(search, {PluginKind::metric});
   for (const auto& r : registry.refused()) spdlog::warn("{}", r.line());
   if (!registry.explicit_refused().empty()) {
@@ -62,14 +62,14 @@ int run_compare(const po::variables_map& vm) {
     return kExitPlugin;
   }
 
-  Standards standards;
+  core::Standards standards;
   try {
-    standards = load_standards(registry, search,
+    standards = core::load_standards(registry, search,
                                vm.count("standards") ? std::optional(vm["standards"].as<std::string>()) : std::nullopt);
-  } catch (const StandardsError& e) {
+  } catch (const core::StandardsError& e) {
     std::cerr << "acccheck compare: " << e.what() << "\n";
     return kExitUsage;
-  } catch (const MetricPluginError& e) {
+  } catch (const core::MetricPluginError& e) {
     std::cerr << "acccheck compare: " << e.what() << "\n";
     return kExitPlugin;
   }

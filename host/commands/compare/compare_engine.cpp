@@ -143,7 +143,7 @@ void add_apis_without_details(const std::string& npu_details, const std::unorder
 
 }  // namespace
 
-CompareEngine::CompareEngine(const StandardSelector& selector, std::map<std::string, MetricPlugin*> plugins)
+CompareEngine::CompareEngine(const core::StandardSelector& selector, std::map<std::string, MetricPlugin*> plugins)
     : selector_(selector), plugins_(std::move(plugins)) {}
 
 CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summary) {
@@ -274,7 +274,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
       const std::string& npu_message = guarded_message.empty() ? raw_message : guarded_message;
       for (auto& cell : out) cell.assign(1, ' ');  // keeps each cell's buffer: no allocation per row
       out[0] = name;
-      RowName rn = parse_row_name(name);
+      core::RowName rn = core::parse_row_name(name);
       if (!rn.valid) {
         std::string msg = "The API name " + name + " is invalid.";
         out[kResultCol] = "SKIP";
@@ -308,8 +308,8 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
         out[kResultCol] = "SKIP";
         out[kMessageCol] = message;
       } else {
-        // A backward row with fewer elements than the forward output 0 is a sum (StandardSelector).
-        std::optional<std::size_t> elements = shape_idx ? shape_elements(fields[*shape_idx]) : std::nullopt;
+        // A backward row with fewer elements than the forward output 0 is a sum (core::StandardSelector).
+        std::optional<std::size_t> elements = shape_idx ? core::shape_elements(fields[*shape_idx]) : std::nullopt;
         const bool reduced_gradient = rn.direction == "backward" && elements && pending.active &&
                                       pending.api == rn.api && *elements < pending.forward_elements;
         standard = selector_.select(rn.short_api, dtype, !blank(npu_row.cell("相对误差错误率")), reduced_gradient);
@@ -353,7 +353,7 @@ CompareOutputs CompareEngine::run(const CompareInputs& in, CompareSummary& summa
         pending.short_api = std::string(rn.short_api);
       }
       if (rn.direction == "forward" && pending.forward.empty() && shape_idx)
-        pending.forward_elements = shape_elements(fields[*shape_idx]).value_or(0);
+        pending.forward_elements = core::shape_elements(fields[*shape_idx]).value_or(0);
       if (unsupported) {
         // Decided per row (docs/compat.md e): the row counts as SKIP in its direction.
         message = kUnsupportedDtypeMessage;

@@ -28,12 +28,12 @@ struct CompareOutputs {
 
 class CompareEngine {
  public:
-  CompareEngine(const StandardSelector& selector, std::map<std::string, MetricPlugin*> plugins_by_standard);
+  CompareEngine(const core::StandardSelector& selector, std::map<std::string, MetricPlugin*> plugins_by_standard);
   // Throws InputError (exit 3) or std::runtime_error from output files (exit 4, OutputError).
   CompareOutputs run(const CompareInputs& in, CompareSummary& summary);
 
  private:
-  const StandardSelector& selector_;
+  const core::StandardSelector& selector_;
   std::map<std::string, MetricPlugin*> plugins_;
 };
 

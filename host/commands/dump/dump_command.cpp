@@ -58,20 +58,20 @@ int fail(int code, const std::string& line) {
   return code;
 }
 
-DumpOptions options_from(const po::variables_map& vm) {
-  DumpOptions o;
-  if (vm.count("config")) o = load_dump_options_file(vm["config"].as<std::string>());
+core::DumpOptions options_from(const po::variables_map& vm) {
+  core::DumpOptions o;
+  if (vm.count("config")) o = core::load_dump_options_file(vm["config"].as<std::string>());
   auto strings = [&](const char* k) { return vm[k].as<std::vector<std::string>>(); };
   if (vm.count("dump-path")) o.dump_path = vm["dump-path"].as<std::string>();
   if (vm.count("task")) o.task = vm["task"].as<std::string>();
-  if (vm.count("step")) o.steps = parse_index_selection(strings("step"), "--step");
-  if (vm.count("rank")) o.ranks = parse_index_selection(strings("rank"), "--rank");
+  if (vm.count("step")) o.steps = core::parse_index_selection(strings("step"), "--step");
+  if (vm.count("rank")) o.ranks = core::parse_index_selection(strings("rank"), "--rank");
   if (vm.count("list")) o.list = strings("list");
   if (vm.count("black-list")) o.black_list = strings("black-list");
   if (vm.count("scope")) o.scope = strings("scope");
   if (vm.count("stack")) {
     std::string s = vm["stack"].as<std::string>();
-    if (auto m = stack_mode_of(s)) o.stack = *m;
+    if (auto m = core::stack_mode_of(s)) o.stack = *m;
     else throw std::runtime_error("--stack: expected off, python, raw or full, found '" + s + "'");
   }
   if (vm["capture-backward-ops"].as<bool>()) o.capture_backward_ops = true;
@@ -86,8 +86,8 @@ DumpOptions options_from(const po::variables_map& vm) {
   std::vector<std::string> cli_dirs;
   if (vm.count("plugin-dir"))
     for (const auto& d : strings("plugin-dir")) cli_dirs.push_back(fs::absolute(d).string());
-  for (const auto& d : plugin_search_dirs(cli_dirs)) o.plugin_dirs.push_back(fs::absolute(d).string());
-  validate_dump_options(o, vm.count("config") ? vm["config"].as<std::string>() : "acccheck dump");
+  for (const auto& d : core::plugin_search_dirs(cli_dirs)) o.plugin_dirs.push_back(fs::absolute(d).string());
+  core::validate_dump_options(o, vm.count("config") ? vm["config"].as<std::string>() : "acccheck dump");
   o.dump_path = fs::absolute(o.dump_path).lexically_normal().string();
   return o;
 }
@@ -155,15 +155,15 @@ std::string program_path(const std::string& name) {
 // engine preloaded, two LibTorches' static initialisers would run in one process. (Python loads
 // its torch later: the preloaded engine checks each dlopen.)
 std::optional<std::string> foreign_libtorch_of(const std::string& program) {
-  std::string ours = ACCCHECK_HOST_TORCH_LIB;
+  std::string ours = ACCCHECK_BUILT_TORCH_LIB;
   std::string path = program_path(program);
   if (ours.empty() || path.empty()) return std::nullopt;
   std::error_code ec;
   auto canonical = fs::canonical(ours, ec);
   if (!ec) ours = canonical.string();
-  auto theirs = capture::foreign_libtorch(path, ours, {});
+  auto theirs = core::foreign_libtorch(path, ours, {});
   if (!theirs) return std::nullopt;
-  return capture::foreign_libtorch_message(*theirs, ACCCHECK_HOST_TORCH_FULL_VERSION, ours);
+  return core::foreign_libtorch_message(*theirs, ACCCHECK_BUILT_TORCH_FULL_VERSION, ours);
 }
 
 int status_of(int wait_status, const std::string& program) {
@@ -177,7 +177,7 @@ int status_of(int wait_status, const std::string& program) {
 
 int run_dump(const po::variables_map& vm, const std::vector<std::string>& program_args) {
   if (vm.count("repair")) return run_repair(vm["repair"].as<std::string>());
-  DumpOptions o;
+  core::DumpOptions o;
   try {
     o = options_from(vm);
   } catch (const std::exception& e) {
@@ -198,7 +198,7 @@ int run_dump(const po::variables_map& vm, const std::vector<std::string>& progra
     argv = program_args;
     if (auto refused = foreign_libtorch_of(argv[0])) {
       std::cerr << *refused << "\n";
-      return capture::kExitForeignLibTorch;
+      return core::kExitForeignLibTorch;
     }
   }
   std::string preload = find_companion({"libacccheck_preload.so", "../" ACCCHECK_LIBDIR "/libacccheck_preload.so"});
@@ -218,7 +218,7 @@ int run_dump(const po::variables_map& vm, const std::vector<std::string>& progra
     env_storage.push_back("LD_PRELOAD=" + preload + (old_preload && *old_preload ? ":" + std::string(old_preload) : ""));
   else if (old_preload)
     env_storage.push_back("LD_PRELOAD=" + std::string(old_preload));
-  env_storage.push_back("ACCCHECK_DUMP_OPTIONS=" + dump_options_to_yaml(o));
+  env_storage.push_back("ACCCHECK_DUMP_OPTIONS=" + core::dump_options_to_yaml(o));
   std::vector<char*> envp, args;
   for (auto& s : env_storage) envp.push_back(s.data());
   envp.push_back(nullptr);

@@ -27,11 +27,11 @@ void add_plugins_options(po::options_description& desc) {
 
 namespace {
 
-std::string status_of(const LoadedPlugin& p) {
+std::string status_of(const core::LoadedPlugin& p) {
   try {
     if (p.kind == PluginKind::hook) {
       auto* hook = dynamic_cast<HookPlugin*>(p.instance.get());
-      hook->configure(PluginRegistry::sidecar_settings(p));
+      hook->configure(core::PluginRegistry::sidecar_settings(p));
       return "loaded (" + std::to_string(hook->operator_count()) + " operators)";
     }
     return "loaded";
@@ -42,12 +42,12 @@ std::string status_of(const LoadedPlugin& p) {
 
 // Device plugin files in the searched folders (same folder checks and de-duplication as the
 // registry): these are opened in a child process.
-std::vector<std::string> device_files(const PluginSearch& search) {
+std::vector<std::string> device_files(const core::PluginSearch& search) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const auto& dir : search.dirs) {
-    for (const auto& f : scan_plugin_folder(dir).files) {  // refused folders: reported by the registry
-      if (kind_from_file_name(f) != PluginKind::device) continue;
+    for (const auto& f : core::scan_plugin_folder(dir).files) {  // refused folders: reported by the registry
+      if (core::kind_from_file_name(f) != PluginKind::device) continue;
       std::error_code ec;
       std::string real = fs::canonical(f, ec).string();
       if (ec || seen.insert(real).second) out.push_back(f);
@@ -64,21 +64,21 @@ struct Row {
 }  // namespace
 
 int run_plugins(const po::variables_map& vm) {
-  if (vm.count("probe-devices")) return run_probe_child(vm["probe-devices"].as<std::vector<std::string>>());
+  if (vm.count("probe-devices")) return core::run_probe_child(vm["probe-devices"].as<std::vector<std::string>>());
   const bool verbose = vm["verbose"].as<bool>();
-  PluginSearch search = plugin_search_from(vm);
+  core::PluginSearch search = plugin_search_from(vm);
   // Hooks and metrics are torch-free and loaded here; devices are probed in a child process.
-  PluginRegistry registry;
+  core::PluginRegistry registry;
   registry.load(search, {PluginKind::hook, PluginKind::metric}, /*all_shared_objects=*/true);
   std::vector<Row> rows;
-  std::vector<Refusal> refused = registry.refused();
+  std::vector<core::Refusal> refused = registry.refused();
   for (const auto& p : registry.loaded())
     rows.push_back({p.kind, p.name, p.version, status_of(p), p.file, p.description,
                     std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor), p.torch_version});
   std::set<std::string> names;
   for (const auto& r : rows)
     if (r.kind == PluginKind::device) names.insert(r.name);
-  for (const auto& probe : probe_devices_in_child(device_files(search), vm["probe-timeout"].as<int>())) {
+  for (const auto& probe : core::probe_devices_in_child(device_files(search), vm["probe-timeout"].as<int>())) {
     if (!probe.loaded) {
       refused.push_back({probe.file, probe.refusal});
     } else if (!names.insert(probe.name).second) {

@@ -134,15 +134,15 @@ std::string device_plugin_file(const std::string& device, const po::variables_ma
   std::string stem = "acccheck_device_" + device;
   for (char& c : stem)
     if (c == '-') c = '_';
-  PluginSearch search = plugin_search_from(vm);
+  core::PluginSearch search = plugin_search_from(vm);
   std::vector<std::string> candidates = search.files;
   for (const auto& d : search.dirs) {
-    FolderScan scan = scan_plugin_folder(d);
+    core::FolderScan scan = core::scan_plugin_folder(d);
     candidates.insert(candidates.end(), scan.files.begin(), scan.files.end());
   }
   for (const auto& f : candidates) {
     if (fs::path(f).stem() != stem) continue;
-    if (auto why = unsafe_file_reason(f)) throw ReproError(f + ": " + *why);
+    if (auto why = core::unsafe_file_reason(f)) throw ReproError(f + ": " + *why);
     return fs::absolute(f).string();
   }
   return {};
@@ -181,7 +181,7 @@ std::string installed_prefix() {
 // when it is not installed, that LibTorch's own prefix (a wheel's; a system LibTorch needs none).
 std::string build_command(const fs::path& dir) {
   std::string prefixes = installed_prefix();
-  if (prefixes.empty()) prefixes = ACCCHECK_HOST_TORCH_PREFIX_PATH;
+  if (prefixes.empty()) prefixes = ACCCHECK_BUILT_TORCH_PREFIX_PATH;
   std::string cmd = "cmake -S " + shell_quoted(dir.string()) + " -B " + shell_quoted((dir / "build").string());
   if (!prefixes.empty()) cmd += " -DCMAKE_PREFIX_PATH=" + shell_quoted(prefixes);
   return cmd + " && cmake --build " + shell_quoted((dir / "build").string());

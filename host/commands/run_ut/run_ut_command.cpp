@@ -254,7 +254,7 @@ int run_run_ut(const po::variables_map& vm) {
 
   // 4. Workers.
   std::vector<int> ids = vm.count("device-id") ? vm["device-id"].as<std::vector<int>>() : std::vector<int>{0};
-  PluginSearch search = plugin_search_from(vm);
+  core::PluginSearch search = plugin_search_from(vm);
   for (auto& d : search.dirs) d = absolute(d);
   for (auto& f : search.files) f = absolute(f);
   std::string error_dir;

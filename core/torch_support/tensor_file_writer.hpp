@@ -6,7 +6,7 @@
 
 #include <vector>
 
-namespace acccheck::replay {
+namespace acccheck::core {
 
 // LibTorch's pickle_save for most dtypes. The dtypes torch 2.x has no typed storage class for
 // (uint16/32/64, float8, complex32) are written as torch.save writes them,
@@ -14,4 +14,4 @@ namespace acccheck::replay {
 // torch.UInt16Storage that Python's torch.load cannot find.
 std::vector<char> tensor_file_bytes(const at::Tensor& t);
 
-}  // namespace acccheck::replay
+}  // namespace acccheck::core

@@ -1,4 +1,4 @@
-#include "common/tensor_file_writer.hpp"
+#include "torch_support/tensor_file_writer.hpp"
 
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/pickle.h>
@@ -7,9 +7,9 @@
 #include <cstring>
 #include <string>
 
-#include "common/torch_dtypes.hpp"
+#include "torch_support/torch_dtypes.hpp"
 
-namespace acccheck::replay {
+namespace acccheck::core {
 
 namespace {
 
@@ -104,4 +104,4 @@ std::vector<char> tensor_file_bytes(const at::Tensor& t) {
   return torch::jit::pickle_save(t.to(at::kCPU).contiguous());
 }
 
-}  // namespace acccheck::replay
+}  // namespace acccheck::core

@@ -1,4 +1,4 @@
-#include "common/torch_dtypes.hpp"
+#include "torch_support/torch_dtypes.hpp"
 
 #include <torch/version.h>
 
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace acccheck::replay {
+namespace acccheck::core {
 
 namespace {
 
@@ -92,4 +92,4 @@ bool is_float8_type(c10::ScalarType t) {
 #endif
 }
 
-}  // namespace acccheck::replay
+}  // namespace acccheck::core
