@@ -378,3 +378,46 @@ TEST(Report, BadInputsAreOneLineAndAnEarlierReportSurvives) {
   EXPECT_EQ(dump.err.rfind("acccheck report: " + t / "dump.json", 0), 0u) << dump.err;
   EXPECT_EQ(std::count(dump.err.begin(), dump.err.end(), '\n'), 1) << dump.err;
 }
+
+// Issue 25: texts from the dump and the command line never become code — a dump folder whose name
+// holds a newline and a C++ statement stays inside a string literal — and non-finite scalars are
+// written as what they are (NaN had compiled as `value(nan)` → an IValue(true): the replay
+// multiplied by 1; -inf did not compile).
+TEST_F(Demo, ReproKeepsHostileTextsInStringsAndNonFiniteScalarsAsThemselves) {
+  TempDir t;
+  const std::string folder = t / "d\nint injected = std::system(\"touch owned\"); //";
+  fs::create_directories(folder);
+  const std::string tensor = "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4], \"Max\": 1.0, "
+                             "\"Min\": -1.0, \"Mean\": 0.0, \"Norm\": 1.0, \"requires_grad\": false}";
+  acccheck::test::write_file(folder + "/dump.json",
+      "{\"task\": \"statistics\", \"level\": \"L1\", \"framework\": \"pytorch\", \"dump_data_dir\": null, \"data\": {"
+      "\"Aten.mul.0.forward\": {\"input_args\": [" + tensor + ", {\"type\": \"float\", \"value\": NaN}], \"input_kwargs\": {}, "
+      "\"output\": [], \"acccheck_op\": \"aten::mul.Scalar(self, other)\"},"
+      "\"Aten.add.0.forward\": {\"input_args\": [" + tensor + ", {\"type\": \"float\", \"value\": -Infinity}], \"input_kwargs\": "
+      "{\"alpha\": {\"type\": \"int\", \"value\": 1}}, \"output\": [], \"acccheck_op\": \"aten::add.Scalar(self, other, alpha)\"}}}");
+  auto nan = run_acccheck({"repro", "Aten.mul.0", "--dump", folder + "/dump.json", "--device", "cpu", "-o", t / "nan"});
+  ASSERT_EQ(nan.exit_code, 0) << nan.err;
+  const std::string code = read_file(t / "nan/repro.cpp");
+  EXPECT_EQ(code.find("\nint injected"), std::string::npos) << "the folder name became a line of code";
+  EXPECT_NE(code.find("const char* kDump = \""), std::string::npos);
+  EXPECT_NE(code.find("\\012int injected = std::system(\\\"touch owned\\\"); //"), std::string::npos) << code.substr(0, 3000);
+  EXPECT_NE(code.find("value(static_cast<double>(NAN))"), std::string::npos);
+  EXPECT_EQ(read_file(t / "nan/README.md").find("\nint injected"), std::string::npos);
+  // The printed build command is shell-quoted: pasted, it names the folder and runs nothing else.
+  EXPECT_NE(nan.out.find("  build: cmake -S '" + (t / "nan") + "' -B '" + (t / "nan/build") + "'"), std::string::npos) << nan.out;
+  auto inf = run_acccheck({"repro", "Aten.add.0", "--dump", folder + "/dump.json", "--device", "cpu", "-o", t / "inf"});
+  ASSERT_EQ(inf.exit_code, 0) << inf.err;
+  EXPECT_NE(read_file(t / "inf/repro.cpp").find("value(-static_cast<double>(INFINITY))"), std::string::npos);
+  // Built and run: x · NaN is NaN everywhere (4 non-finite outputs), x + -inf is -inf everywhere.
+  for (const char* which : {"nan", "inf"}) {
+    TempDir b;
+    std::string build = acccheck::test::build_cmake_project(t / which, b);
+    const std::string log = t / (std::string(which) + ".log");
+    ASSERT_EQ(std::system(("cd " + shell_quote(t.path()) + " && " + shell_quote(build + "/repro") + " > " + shell_quote(log) +
+                           " 2>&1").c_str()),
+              0)
+        << read_file(log);
+    EXPECT_NE(read_file(log).find("nan/inf 4"), std::string::npos) << which << ": " << read_file(log);
+    EXPECT_FALSE(fs::exists(t / "owned"));
+  }
+}

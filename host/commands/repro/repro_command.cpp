@@ -1,9 +1,11 @@
 #include "commands/repro/repro_command.hpp"
 
+#include <acccheck/csv.hpp>
 #include <acccheck/number_format.hpp>
 #include <acccheck/output_file.hpp>
 #include <acccheck/record.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -53,7 +55,12 @@ std::string cxx_string(const std::string& s) {
   return out + "\"";
 }
 
+// A double as C++ source. NaN and the infinities have no literal: "nan" would not compile and the
+// stream's text turned into value(nan) resolves to another overload (a bool: the replay then
+// multiplied by 1); they are written through the <cmath> macros.
 std::string number(double v) {
+  if (std::isnan(v)) return "static_cast<double>(NAN)";
+  if (std::isinf(v)) return v > 0 ? "static_cast<double>(INFINITY)" : "-static_cast<double>(INFINITY)";
   std::ostringstream s;
   s.precision(17);
   s << v;
@@ -243,7 +250,10 @@ int run_repro(const po::variables_map& vm) {
     return fail(kExitInput, e.what());
   }
   std::string case_code =
-      "// The case, from " + dump + "\n"
+      // Every text from the command line or the dump reaches the program as an escaped string
+      // literal, never raw (a path with a newline must not become code).
+      "// The case, from the dump kDump names.\n"
+      "const char* kDump = " + cxx_string(dump) + ";\n"
       "const char* kEntry = " + cxx_string(entry) + ";\n"
       "const char* kOperator = " + cxx_string(found->op_name) + ";\n"
       "const char* kOverload = " + cxx_string(found->op_overload) + ";\n"
@@ -273,10 +283,13 @@ int run_repro(const po::variables_map& vm) {
     write("repro.cpp", program);
     write("CMakeLists.txt", std::string(embedded_asset(Asset::repro_cmakelists)));
     write("entry.json", to_json_text(record_to_json(*found), 1) + "\n");
-    write("README.md", "# " + entry + " (" + found->op_name + (found->op_overload.empty() ? "" : "." + found->op_overload) +
-                           ")\n\nWritten by `acccheck repro` from `" + dump + "`; `entry.json` is the dump entry.\n\n"
+    // Texts from the dump or the command line in the README are escaped too (printable: control
+    // characters as \n, \x1b), so none can open a line of its own in the shell block below.
+    write("README.md", "# " + printable(entry) + " (" + printable(found->op_name) +
+                           (found->op_overload.empty() ? "" : "." + printable(found->op_overload)) +
+                           ")\n\nWritten by `acccheck repro` from `" + printable(dump) + "`; `entry.json` is the dump entry.\n\n"
                            "```sh\n" + build_command(".") + "\n"
-                           "build/repro                      # device: " + device + "\n"
+                           "build/repro                      # device: " + printable(device) + "\n"
                            "build/repro --device cpu         # the CPU in the op's dtype\n"
                            "ACCCHECK_NPUSIM_FAULTS=faults.yaml build/repro   # npu-sim with planted defects\n```\n\n"
                            "Inputs are drawn uniformly between each tensor's recorded Min and Max (seed 1234, `--seed N`)" +
