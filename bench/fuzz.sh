@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer harness (fuzz/) for SECONDS, seeded from tests/fixtures and the spec vectors.
-# Usage: bench/fuzz.sh TARGET SECONDS     TARGET: dump_json legacy_dump settings_yaml compare run_ut_dump tensor_pt | all
+# Usage: bench/fuzz.sh TARGET SECONDS     TARGET: dump_json legacy_dump settings_yaml compare run_ut_dump merge
+#                                         repro_case error_data_name tensor_pt | all
 # Builds the torch-free parts with clang-14, ASan, UBSan and libFuzzer into build-fuzz/ (once).
 # Prints one line per target: execs, corpus size, and "no findings" or the crash file.
 # The mutations follow a fixed seed (ACCCHECK_FUZZ_SEED, default 1) so that a CI run is repeatable;
@@ -29,6 +30,14 @@ seeds_for() {
     settings_yaml) find plugins examples tests/fixtures -name '*.yaml' ;;
     compare) find tests/fixtures/vectors -name 'accuracy_checking_details_*.csv' ;;
     tensor_pt) find tests/fixtures/vectors/msprobe-dump-mlp-tensor/dump_tensor_data -name '*.pt' | head -8 ;;
+    repro_case) echo fuzz/seeds/repro_case_dump.json; find tests/fixtures -name 'dump.json' | head -2 ;;
+    error_data_name) printf 'Functional.linear.0' >"$build/seed-name-plain"; printf '../evil\0.0' >"$build/seed-name-hostile"
+                     echo "$build/seed-name-plain"; echo "$build/seed-name-hostile" ;;
+    merge)  # the shard identity (@DIGEST@: the fixed dump's), NUL, its result CSV, NUL, its details CSV
+      local run=tests/fixtures/vectors/msprobe-dump-mlp/run_ut_cpu
+      { printf '{"dump_digest": "@DIGEST@", "shard": 0, "of": 1}\0'; cat "$run"/accuracy_checking_result_*.csv; printf '\0'
+        cat "$run"/accuracy_checking_details_*.csv; } >"$build/seed-merge"
+      echo "$build/seed-merge" ;;
   esac
 }
 
@@ -67,7 +76,7 @@ run_one() {
 
 if [ "$target" = all ]; then
   status=0
-  targets=(dump_json legacy_dump settings_yaml compare run_ut_dump)
+  targets=(dump_json legacy_dump settings_yaml compare run_ut_dump merge repro_case error_data_name)
   # tensor_pt needs LibTorch (built when the fuzz build finds it).
   [ -x "$build/fuzz/fuzz_tensor_pt" ] && targets+=(tensor_pt)
   for t in "${targets[@]}"; do run_one "$t" || status=1; done

@@ -31,7 +31,7 @@ packages=(
                                        # and the other LibTorch the primary one's tests expect to be refused
   python3-venv                         # the venv of the primary configuration (where the first python3 is Debian's)
   openmpi-bin                          # mpirun: the run_ut shard test under OpenMPI
-  clang-14 libfuzzer-14-dev            # the libFuzzer harnesses (bench/fuzz.sh)
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev  # the libFuzzer harnesses (bench/fuzz.sh; ASan/UBSan runtimes)
   chromium fonts-wqy-microhei          # the HTML report test opens reports headless (CJK column names)
 )
 missing=()

@@ -15,7 +15,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scrip
 # does without ASan, instead of ASan's report and exit code.
 # verify_asan_link_order=0: `acccheck dump -- /bin/sh …` preloads the (instrumented) dump engine into
 # programs that are not instrumented.
-torch_free='^(TorchFreeLayout|Number|Float|Csv|RecordJson|DumpJson|DumpOptions|StreamingDumpJsonWriter|HookPlugins|Cli|StandardSelector|Metric|Stage1|RunUtVerdict|Benchmark|Absolute|Binary|Ulp|Thousandth|Accumulative|ImpossibleValues|PluginLoader|Loader|Compare|PluginHost|Report|TensorFileCheck)'
+torch_free='^(TorchFreeLayout|Number|Float|Csv|RecordJson|DumpJson|DumpOptions|StreamingDumpJsonWriter|HookPlugins|Cli|StandardSelector|Metric|Stage1|RunUtVerdict|Benchmark|Absolute|Binary|Ulp|Thousandth|Accumulative|ImpossibleValues|PluginLoader|Loader|Compare|PluginHost|Report|TensorFileCheck|ErrorDataFiles|RealDataFile)'
 ASAN_OPTIONS=detect_leaks=1:handle_segv=0 ctest --test-dir build-asan -j2 --output-on-failure -R "$torch_free"
 # The detection suite and the real-model corpus (hundreds of replays of code the e2e tests already
 # cover) and the msprobe interoperability tests (the reference tool's Python, not acccheck's code)

@@ -22,6 +22,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include <acccheck/incomplete_dump.hpp>
+
 #include "engine/argument_capture.hpp"
 #include "engine/capture_mode.hpp"
 #include "engine/dump_writer.hpp"
@@ -589,6 +591,15 @@ std::string CaptureEngine::finish() {
          << " step's files were finished (a backward pass that ran after the next step began, or on another "
             "thread after the step ended) and "
          << (t.late_backward == 1 ? "was" : "were") << " dropped (first: " << t.first_late << ")";
+    if (s->writer->failed())
+      os << "; WRITING FAILED partway (see the error above): the dump is incomplete and marked so ("
+         << kIncompleteMarkerName << ")";
+    if (const auto older = s->writer->steps_of_earlier_dumps(t.steps); !older.empty()) {
+      os << "; " << s->options.dump_path << " also holds " << older.size() << " step" << (older.size() == 1 ? "" : "s")
+         << " of an earlier dump (";
+      for (std::size_t i = 0; i < older.size() && i < 5; ++i) os << (i ? ", " : "") << "step" << older[i];
+      os << (older.size() > 5 ? ", ..." : "") << ") that this run did not write: remove them or dump into an empty folder";
+    }
     if (t.producer_waits)
       os << "; the program waited " << t.producer_waits << " times for the writer (queue full: queue_size "
          << s->options.queue_size << ", queue_bytes " << s->options.queue_bytes << ")";

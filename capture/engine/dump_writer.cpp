@@ -11,8 +11,11 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <algorithm>
 #include <filesystem>
 
+
+#include <acccheck/incomplete_dump.hpp>
 
 #include "engine/capture_mode.hpp"
 #include "engine/record_building.hpp"
@@ -151,12 +154,29 @@ std::string DumpWriter::step_dir(std::int64_t step) const {
   return (fs::path(options_.dump_path) / ("step" + std::to_string(step)) / rank_dir_).string();
 }
 
+std::vector<std::int64_t> DumpWriter::steps_of_earlier_dumps(const std::set<std::int64_t>& written) const {
+  std::vector<std::int64_t> older;
+  std::error_code ec;
+  for (fs::directory_iterator it(options_.dump_path, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() < 5 || name.compare(0, 4, "step") != 0 || name.find_first_not_of("0123456789", 4) != std::string::npos ||
+        name.size() > 22)
+      continue;
+    const std::int64_t step = std::stoll(name.substr(4));
+    std::error_code exists;
+    if (!written.count(step) && fs::exists(it->path() / rank_dir_ / "dump.json", exists)) older.push_back(step);
+  }
+  std::sort(older.begin(), older.end());
+  return older;
+}
+
 DumpWriter::StepFiles& DumpWriter::files_for(std::int64_t step) {
   auto it = open_.find(step);
   if (it != open_.end()) return *it->second;
   auto f = std::make_unique<StepFiles>();
   f->dir = step_dir(step);
   make_dirs(f->dir);
+  remove_incomplete_marker(f->dir);  // of an earlier dump into this folder
   DumpHeader header;
   header.task = options_.task;
   header.level = "L1";
@@ -219,6 +239,16 @@ void DumpWriter::close_step(std::int64_t step) {
   open_.erase(it);
 }
 
+void DumpWriter::fail(const std::string& what) {
+  failed_ = true;
+  // The dump lost data: every step still being written, and the dump's root, say so on disk
+  // (incomplete_dump.hpp). Steps already finished are whole and stay unmarked.
+  const std::string reason = "writing the dump failed, entries after this point are missing: " + what;
+  for (const auto& [step, files] : open_) mark_incomplete(files->dir, reason);
+  mark_incomplete(options_.dump_path, reason);
+  on_error_(what);
+}
+
 void DumpWriter::run() {
   // Termination signals go to the program's threads, never to the writer: their handler waits for
   // the dump to be finished, which joins this thread.
@@ -247,8 +277,7 @@ void DumpWriter::run() {
           if (in_flight_.load() == 1)
             for (auto& [step, files] : open_) files->json->flush();
         } catch (const std::exception& e) {
-          failed_ = true;
-          on_error_(e.what());
+          fail(e.what());
         }
       }  // after an error the queue is drained without writing
       in_flight_.fetch_sub(1);
@@ -268,8 +297,7 @@ WriterTotals DumpWriter::finish() {
       for (const auto& kv : open_) left.push_back(kv.first);
       for (auto s : left) close_step(s);
     } catch (const std::exception& e) {
-      failed_ = true;
-      on_error_(e.what());
+      fail(e.what());
     }
   }
   totals_.producer_waits = queue_.producer_waits();

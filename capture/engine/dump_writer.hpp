@@ -1,7 +1,8 @@
 // The writer thread: turns captured records into dump.json / stack.json / dump_tensor_data under
 // <dump_path>/step<N>/<rank dir>/, off the training thread. Device statistics are read back and
 // stacks symbolised here. A write error (disk full, unwritable folder) is reported once through
-// on_error and the writer drops everything after it: the program keeps running.
+// on_error, the dump is marked incomplete on disk (<acccheck/incomplete_dump.hpp>) and the writer
+// drops everything after it: the program keeps running.
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <vector>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -44,6 +46,9 @@ class DumpWriter {
   static CapturedRecord spare_record();
   void end_step(std::int64_t step);  // the files of `step` are finished (in queue order)
   // Drains the queue, finishes every open step, joins the thread.
+  // Steps under dump_path holding a dump.json for this rank that this run did not write (`written`):
+  // what an earlier dump into the same folder left, which readers would take for this run's.
+  std::vector<std::int64_t> steps_of_earlier_dumps(const std::set<std::int64_t>& written) const;
   WriterTotals finish();
   bool failed() const { return failed_.load(); }
   // For a process about to die (crash signal, _exit): waits until the writer has written what was
@@ -62,6 +67,7 @@ class DumpWriter {
   struct StepFiles;
 
   void run();
+  void fail(const std::string& what);  // marks the dump incomplete, reports once, stops writing
   void write_record(CapturedRecord& r);
   void close_step(std::int64_t step);
   StepFiles& files_for(std::int64_t step);

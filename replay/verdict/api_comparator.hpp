@@ -38,6 +38,9 @@ struct ApiResult {
   std::string message;
   bool replay_failed = false;  // crash / time-out: the message is written whatever the statuses
   double operator_seconds = 0;  // time in the device and benchmark operator calls (forward + backward)
+  // -save_error_data could not write this API's tensors (path and reason): reported on its own line
+  // and in run_ut's exit code; the verdicts above stand.
+  std::string error_data_problem;
   std::vector<DetailsRow> rows;
   // 3 fields, or 4 when a direction is SKIP (run-ut.md §7.1).
   std::vector<std::string> result_fields() const;

@@ -105,7 +105,22 @@ struct OutputValue {
     for (auto d : shape) n *= d;
     return n;
   }
+
+  // Declared here, defaulted below (as acccheck::Argument in record.hpp): clang 14 with C++20's
+  // libstdc++ cannot define the implicit ones while std::pair<std::string, OutputValue> is incomplete.
+  OutputValue();
+  ~OutputValue();
+  OutputValue(const OutputValue&);
+  OutputValue(OutputValue&&) noexcept;
+  OutputValue& operator=(const OutputValue&);
+  OutputValue& operator=(OutputValue&&) noexcept;
 };
+inline OutputValue::OutputValue() = default;
+inline OutputValue::~OutputValue() = default;
+inline OutputValue::OutputValue(const OutputValue&) = default;
+inline OutputValue::OutputValue(OutputValue&&) noexcept = default;
+inline OutputValue& OutputValue::operator=(const OutputValue&) = default;
+inline OutputValue& OutputValue::operator=(OutputValue&&) noexcept = default;
 
 // Python's str() of a shape as the details CSV writes it: "(2, 3)", "(5,)", "()".
 std::string shape_tuple_text(const std::vector<std::int64_t>& shape);

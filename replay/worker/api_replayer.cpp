@@ -1,4 +1,5 @@
 #include "api_replayer.hpp"
+#include "error_data_files.hpp"
 
 #include <ATen/core/List.h>
 #include <ATen/core/grad_mode.h>
@@ -255,12 +256,16 @@ Side make_side(const std::vector<at::Tensor>& base, const std::vector<bool>& wan
 }
 
 // -save_error_data (run-ut.md §7.4): every tensor leaf of `values`, depth first, as
-// <stem>.<i>.pt (contiguous CPU copies Python's torch.load reads); <i> counts every leaf.
-void save_tensors(const std::string& stem, const std::vector<IValue>& values, const DevicePlugin* device) {
+// <stem>.<i>.pt (contiguous CPU copies Python's torch.load reads); <i> counts every leaf. Returns
+// the first failure ("" when every file was written); it stops there.
+std::string save_tensors(const std::string& stem, const std::vector<IValue>& values, const DevicePlugin* device) {
   std::size_t index = 0;
+  std::string problem;
   std::function<void(const IValue&)> walk = [&](const IValue& v) {
+    if (!problem.empty()) return;
     if (v.isTensorList() || v.isList()) {
-      for (const IValue e : v.toList()) walk(e);
+      const auto list = v.toList();
+      for (std::size_t k = 0; k < list.size(); ++k) walk(list.get(k));
       return;
     }
     if (v.isTuple()) {
@@ -271,15 +276,10 @@ void save_tensors(const std::string& stem, const std::vector<IValue>& values, co
     if (!v.isTensor() || !v.toTensor().defined()) return;
     at::Tensor t = v.toTensor().detach();
     if (device && t.device() != c10::Device(c10::DeviceType::CPU)) t = device->to_cpu(t);
-    std::vector<char> bytes = core::tensor_file_bytes(t);
-    std::string path = stem + "." + std::to_string(i) + ".pt";
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw std::runtime_error(path + ": cannot write the error data");
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok) throw std::runtime_error(path + ": cannot write the error data");
+    problem = write_error_data_file(stem + "." + std::to_string(i) + ".pt", core::tensor_file_bytes(t));
   };
   for (const auto& v : values) walk(v);
+  return problem;
 }
 
 // The comparison half of an API (no LibTorch operator call): every failure inside is its SKIP row.
@@ -314,6 +314,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   // Inputs, in the record's order, from the entry's own generator.
   PhaseClock phases;
   InputGenerator gen(fwd.api, ctx.real_data_dir, short_api);
+  gen.allow_outside_dump = ctx.allow_outside_dump;
   std::vector<at::Tensor> base;
   std::vector<bool> wants_grad;
   for (const TensorSpec* s : specs) {
@@ -541,7 +542,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   ApiResult result = finish_comparison(*pending, ctx.metrics);
   bool failed = result.forward_status != "pass" || (result.backward_status != "pass" && result.backward_status != " ");
   if (!ctx.error_data_dir.empty() && failed) {
-    const std::string stem = ctx.error_data_dir + "/" + fwd.api;
+    const std::string stem = ctx.error_data_dir + "/" + error_data_stem(fwd.api);
     std::vector<IValue> grads_bench, grads_device;
     for (std::size_t i = 0; i < base.size(); ++i)
       if (positional[i]) {
@@ -549,13 +550,20 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
         grads_device.push_back(device.inputs[i].defined() && device.inputs[i].requires_grad() ? IValue(device.inputs[i].grad()) : IValue());
       }
     std::vector<IValue> inputs(base.begin(), base.end());
-    save_tensors(stem + ".forward.input", inputs, nullptr);
-    save_tensors(stem + ".forward.output.bench", bench.results, nullptr);
-    save_tensors(stem + ".forward.output.device", device.results, ctx.device);
-    if (seed_for_save.defined()) save_tensors(stem + ".backward.input", {IValue(seed_for_save)}, nullptr);
-    if (!out.bench_grads.empty()) {
-      save_tensors(stem + ".backward.output.bench", grads_bench, nullptr);
-      save_tensors(stem + ".backward.output.device", grads_device, ctx.device);
+    // A failure to save is reported on its own: the verdicts computed above stand (issue 25).
+    std::string& problem = result.error_data_problem;
+    try {
+      problem = save_tensors(stem + ".forward.input", inputs, nullptr);
+      if (problem.empty()) problem = save_tensors(stem + ".forward.output.bench", bench.results, nullptr);
+      if (problem.empty()) problem = save_tensors(stem + ".forward.output.device", device.results, ctx.device);
+      if (problem.empty() && seed_for_save.defined())
+        problem = save_tensors(stem + ".backward.input", {IValue(seed_for_save)}, nullptr);
+      if (problem.empty() && !out.bench_grads.empty()) {
+        problem = save_tensors(stem + ".backward.output.bench", grads_bench, nullptr);
+        if (problem.empty()) problem = save_tensors(stem + ".backward.output.device", grads_device, ctx.device);
+      }
+    } catch (const std::exception& e) {
+      problem = stem + ".*: " + first_line(e.what());
     }
   }
   return ReplayedApi::finished(std::move(result));

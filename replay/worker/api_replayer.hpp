@@ -24,6 +24,7 @@ struct ReplayContext {
   MetricContext metrics;
   bool bench_float64 = false;               // --bench float64: every float input raised to float64
   std::string real_data_dir;                // dump_tensor_data/ (tensor-mode dumps); empty: random
+  bool allow_outside_dump = false;          // run_ut --allow-outside-dump
   std::string error_data_dir;               // -save_error_data: failing APIs' tensors go here as .pt
 };
 

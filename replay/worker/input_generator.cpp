@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
 #include <ATen/ops/_to_copy.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/rand.h>
 #include <ATen/ops/randint.h>
@@ -108,6 +109,10 @@ at::Tensor load_tensor_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open the tensor file");
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return tensor_from_file_bytes(path, bytes);
+}
+
+at::Tensor tensor_from_file_bytes(const std::string& path, const std::vector<char>& bytes) {
   TensorFileLayout layout;
   std::string why = tensor_file_problem(bytes, layout);
   if (!why.empty()) throw std::runtime_error(path + ": not a tensor file written by torch.save (" + why + ")");
@@ -135,10 +140,11 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
                              "' but has no dump_data_dir (a statistics dump with tensor names?)");
   if (!spec.data_name.empty()) {
     std::string path = (std::filesystem::path(real_data_dir) / spec.data_name).string();
-    if (path.size() < 3 || path.substr(path.size() - 3) != ".pt")
-      throw std::runtime_error(path + ": real data must be a .pt file");
-    if (!std::filesystem::exists(path)) throw std::runtime_error(path + ": tensor file missing (named by field 'data_name')");
-    t = load_tensor_file(path);
+    std::uint64_t elements = 1;
+    for (auto d : spec.shape) elements *= static_cast<std::uint64_t>(std::max<std::int64_t>(d, 0));
+    // Where, what and how large, checked before a byte is read (tensor_file_check.hpp).
+    t = tensor_from_file_bytes(path, read_real_data_file(real_data_dir, spec.data_name,
+                                                         elements * dtype_item_size(spec.dtype), allow_outside_dump));
     std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
     if (!spec.shape.empty() || !shape.empty())
       if (shape != spec.shape) throw std::runtime_error(path + ": holds a tensor of another shape than the dump's field 'shape'");

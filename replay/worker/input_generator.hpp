@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <string>
+#include <vector>
 
 #include <acccheck/record.hpp>
 
@@ -21,6 +22,7 @@ struct InputGenerator {
   at::Tensor tensor(const TensorSpec& spec);
 
   std::string real_data_dir;  // dump_tensor_data/ beside dump.json; empty: random mode
+  bool allow_outside_dump = false;  // run_ut --allow-outside-dump: real data from outside that folder
   std::string short_api;
   at::Generator generator;
 };
@@ -30,5 +32,7 @@ std::uint64_t entry_seed(const std::string& entry_name);
 
 // Reads a .pt file written by Python's torch.save (or torch::pickle_save) holding one tensor.
 at::Tensor load_tensor_file(const std::string& path);
+// The same from its bytes (already read; `path` names it in errors), checked before LibTorch sees them.
+at::Tensor tensor_from_file_bytes(const std::string& path, const std::vector<char>& bytes);
 
 }  // namespace acccheck::replay

@@ -1,7 +1,15 @@
 #include "tensor_file_check.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <memory>
 #include <unordered_map>
 
@@ -512,6 +520,69 @@ std::string tensor_file_problem(const std::vector<char>& bytes, TensorFileLayout
 std::string tensor_file_problem(const std::vector<char>& bytes) {
   TensorFileLayout layout;
   return tensor_file_problem(bytes, layout);
+}
+
+std::uint64_t dtype_item_size(const std::string& d) {
+  static const std::map<std::string, std::uint64_t> sizes = {
+      {"torch.float16", 2}, {"torch.half", 2},     {"torch.bfloat16", 2},   {"torch.float32", 4},   {"torch.float", 4},
+      {"torch.float64", 8}, {"torch.double", 8},   {"torch.int64", 8},      {"torch.long", 8},      {"torch.int32", 4},
+      {"torch.int", 4},     {"torch.int16", 2},    {"torch.short", 2},      {"torch.int8", 1},      {"torch.uint8", 1},
+      {"torch.bool", 1},    {"torch.uint16", 2},   {"torch.uint32", 4},     {"torch.uint64", 8},    {"torch.complex64", 8},
+      {"torch.complex128", 16}, {"torch.complex32", 4}, {"torch.float8_e4m3fn", 1}, {"torch.float8_e5m2", 1},
+      {"torch.float8_e4m3fnuz", 1}, {"torch.float8_e5m2fnuz", 1}};
+  auto it = sizes.find(d);
+  return it == sizes.end() ? 8 : it->second;
+}
+
+std::vector<char> read_real_data_file(const std::string& folder, const std::string& data_name,
+                                      std::uint64_t expected_bytes, bool allow_outside) {
+  namespace fs = std::filesystem;
+  const std::string path = (fs::path(folder) / data_name).string();
+  if (data_name.find('\0') != std::string::npos)
+    throw std::runtime_error(folder + ": field 'data_name' holds a NUL byte (a file name never does)");
+  if (path.size() < 3 || path.compare(path.size() - 3, 3, ".pt") != 0)
+    throw std::runtime_error(path + ": real data must be a .pt file");
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)))
+    throw std::runtime_error(path + ": tensor file missing (named by field 'data_name')");
+  const fs::path real = fs::canonical(path, ec);
+  if (ec) throw std::runtime_error(path + ": " + ec.message());
+  if (!allow_outside) {
+    const fs::path root = fs::canonical(folder, ec);
+    const auto rel = ec ? fs::path() : real.lexically_relative(root);
+    if (ec || rel.empty() || rel.native().rfind("..", 0) == 0)
+      throw std::runtime_error(path + ": outside the dump's folder " + folder +
+                               " (run_ut --allow-outside-dump reads it anyway)");
+  }
+  struct stat st {};
+  if (::stat(real.c_str(), &st) != 0) throw std::runtime_error(path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw std::runtime_error(path + ": not a regular file (a FIFO, a device or a folder); not read");
+  const std::uint64_t bound = 4 * expected_bytes + (std::uint64_t{64} << 20);
+  auto too_large = [&](std::uint64_t size) {
+    return std::runtime_error(path + ": " + std::to_string(size) + " bytes for a tensor of " + std::to_string(expected_bytes) +
+                              " bytes (its shape and dtype in the dump); refused before reading");
+  };
+  if (static_cast<std::uint64_t>(st.st_size) > bound) throw too_large(static_cast<std::uint64_t>(st.st_size));
+  // Read from what was opened (the file could be replaced between the checks and the read):
+  // O_NONBLOCK keeps a FIFO put there meanwhile from blocking the open; fstat checks it again.
+  const int fd = ::open(real.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  struct stat fst {};
+  if (::fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || static_cast<std::uint64_t>(fst.st_size) > bound) {
+    ::close(fd);
+    throw std::runtime_error(path + ": changed while it was checked; not read");
+  }
+  std::vector<char> bytes(static_cast<std::size_t>(fst.st_size));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  bytes.resize(done);
+  return bytes;
 }
 
 }  // namespace acccheck::replay

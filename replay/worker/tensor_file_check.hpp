@@ -11,6 +11,18 @@
 
 namespace acccheck::replay {
 
+// A dump entry's real-data file, read only where and as run_ut reads it (repro reads it the same
+// way): `data_name` under `folder` (dump_tensor_data/ beside dump.json). Refused, in one line, before
+// a byte of it is read: a name holding a NUL, a name not ending in .pt, a file outside the folder
+// (after symbolic links; `allow_outside` — run_ut --allow-outside-dump — permits it), anything but a
+// regular file (a FIFO would block, a device never end), a file much larger than the tensor the
+// dump describes (`expected_bytes`: its shape times its dtype's size; at most 4 × that + 64 MiB,
+// which a saved view of a larger storage stays under). Throws std::runtime_error "<path>: <reason>".
+std::vector<char> read_real_data_file(const std::string& folder, const std::string& data_name,
+                                      std::uint64_t expected_bytes, bool allow_outside);
+// Bytes of one element of a dtype as the dump names it ("torch.bfloat16" → 2; unknown → 8).
+std::uint64_t dtype_item_size(const std::string& torch_dtype);
+
 // Why `bytes` are not a single-tensor file that LibTorch can load safely, or "" if they are:
 //  - a well-formed zip archive whose records are stored (torch.save does not compress), each
 //    within the file, no two with one name;

@@ -98,7 +98,7 @@ int main() {
   if (!registry.explicit_refused().empty()) return fatal("--plugin " + registry.explicit_refused().front().line());
 
   replay::ReplayContext ctx;
-  std::uint32_t device_abi_minor = 0;  // configuration_use exists since ABI 1.2
+  std::uint32_t device_abi_minor = 0;  // configuration_use exists since ABI 1.2, begin_api since 1.3
   core::Standards standards;
   try {
     std::string device_name = text(config, "device");
@@ -158,6 +158,7 @@ int main() {
   }
   ctx.bench_float64 = text(config, "bench") == "float64";
   ctx.real_data_dir = text(config, "real_data_dir");
+  if (const Json* a = config.find("allow_outside_dump"); a && a->is_bool()) ctx.allow_outside_dump = a->as_bool();
   ctx.error_data_dir = text(config, "error_data_dir");
   if (const Json* threads = config.find("threads"); threads && threads->is_integer() && threads->as_int() > 0)
     at::set_num_threads(static_cast<int>(threads->as_int()));
@@ -226,6 +227,7 @@ int main() {
       std::optional<ApiRecord> bwd;
       if (b && !b->is_null()) bwd = record_from_json(api + ".backward", *b, "job");
       const Json* plan_only = job.find("plan_only");
+      if (ctx.device && device_abi_minor >= 3) ctx.device->begin_api(api);
       replayed = replay::replay_api_until_comparison(fwd, bwd ? &*bwd : nullptr, ctx,
                                                      plan_only && plan_only->is_bool() && plan_only->as_bool());
     } catch (const std::exception& e) {
@@ -249,6 +251,7 @@ int main() {
       out.add("seconds", Json::number(seconds));
       out.add("operator_seconds", Json::number(result.operator_seconds));
       if (!use.items().empty()) out.add("configuration_use", std::move(use));
+      if (!result.error_data_problem.empty()) out.add("error_data_problem", Json::string(result.error_data_problem));
       return to_json_text(out) + "\n";
     };
     replies.submit(std::move(make_line), overlapped);

@@ -4,11 +4,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <unordered_map>
 
+#include "acccheck/csv.hpp"
 #include "acccheck/record.hpp"
 
 #include <sys/stat.h>
@@ -41,13 +43,30 @@ std::string read_prefix(const std::string& path, std::size_t n) {
   return s;
 }
 
+// The line (from 1) holding the byte at `offset` (rare path: an error naming a line).
+std::size_t line_of(const std::string& path, std::size_t offset) {
+  std::ifstream in(path, std::ios::binary);
+  std::size_t line = 1;
+  char buf[1 << 16];
+  while (offset > 0 && in) {
+    in.read(buf, static_cast<std::streamsize>(std::min(offset, sizeof buf)));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    line += static_cast<std::size_t>(std::count(buf, buf + got, '\n'));
+    offset -= got;
+  }
+  return line;
+}
+
 // Parses `path` with the builder; members of top-level `streamed_key` go to the sink.
 Json parse_file(const std::string& path, detail::JsonBuilder& builder) {
   auto f = open_for_reading(path);
   char buffer[1 << 16];
   rapidjson::FileReadStream stream(f.get(), buffer, sizeof buffer);
+  builder.position = [&stream] { return stream.Tell(); };
   rapidjson::Reader reader;
   auto result = reader.Parse<detail::kDumpParseFlags>(stream, builder);
+  builder.position = nullptr;
   if (result.IsError()) {
     if (builder.too_deep())
       throw std::runtime_error(path + ": offset " + std::to_string(result.Offset()) + ": nesting deeper than " +
@@ -95,7 +114,14 @@ void read_dump_json(const std::string& path, const std::function<void(const Dump
     on_header(header_from(top_so_far, path));
     header_sent = true;
   };
+  // Each entry once: a repeated key (JSON allows it, a dump never has it) would be replayed twice.
+  std::unordered_map<std::string, std::size_t> seen;  // key → the offset just past it
   builder.stream_member("data", [&](std::string&& key, Json&& body) {
+    const std::size_t at = builder.streamed_key_offset();
+    if (auto [it, fresh] = seen.emplace(key, at); !fresh)
+      throw std::runtime_error(path + ": entry '" + printable(key) + "' appears twice in 'data', on lines " +
+                               std::to_string(line_of(path, it->second)) + " and " + std::to_string(line_of(path, at)) +
+                               " (each entry once)");
     ApiRecord record;
     try {
       auto split = split_entry_name(key, path);

@@ -40,6 +40,10 @@ class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonB
   }
   // Called when the streamed object's opening brace is seen (before its first member).
   std::function<void(const Json& top_so_far)> on_stream_start;
+  // The parser's offset in the text, when the caller can tell it (RapidJSON's stream Tell()).
+  std::function<std::size_t()> position;
+  // The offset just past the key of the member last handed to the sink (0 without `position`).
+  std::size_t streamed_key_offset() const { return streamed_key_offset_; }
 
   bool Null() { return value(Json()); }
   bool Bool(bool b) { return value(Json::boolean(b)); }
@@ -72,6 +76,8 @@ class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonB
   bool String(const char* s, rapidjson::SizeType n, bool) { return value(Json::string(std::string(s, n))); }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
     keys_.emplace_back(s, n);
+    // A member of the streamed object: where its key is (for errors that name the member's line).
+    if (streaming_depth_ != 0 && stack_.size() == streaming_depth_ && position) streamed_key_offset_ = position();
     return true;
   }
   bool StartObject() {
@@ -133,6 +139,7 @@ class JsonBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonB
   std::string streamed_key_;
   MemberSink sink_;
   std::size_t streaming_depth_ = 0;
+  std::size_t streamed_key_offset_ = 0;
   bool too_deep_ = false;
 };
 

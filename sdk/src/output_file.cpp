@@ -66,6 +66,13 @@ void unregister_temporary(int slot) {
 
 }  // namespace
 
+bool is_symlinked_folder(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
 void refuse_symlink_destination(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))

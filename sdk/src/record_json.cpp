@@ -1,5 +1,7 @@
 // Conversion between the ApiRecord model and msprobe's JSON encoding (dump-format.md §2.2–2.5).
 #include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include "acccheck/record.hpp"
 
@@ -10,8 +12,10 @@ RecordError::RecordError(std::string file, std::string entry, std::string field,
       file_(std::move(file)), entry_(std::move(entry)), field_(std::move(field)) {}
 
 std::int64_t TensorSpec::numel() const {
+  // Saturates: a shape built in code (not read, which refuses an overflowing one) never wraps.
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<std::int64_t>::max();
   return n;
 }
 
@@ -69,10 +73,31 @@ TensorSpec tensor_from_json(const Json& j, const std::string& file, const std::s
   if (const Json* s = j.find("shape")) {
     if (!s->is_array()) throw RecordError(file, entry, field + ".shape", "a list of integers");
     for (const auto& dim : s->items()) {
-      if (!dim.is_integer() || dim.as_int() < 0)
-        throw RecordError(file, entry, field + ".shape", "a list of non-negative integers");
-      t.shape.push_back(dim.as_int());
+      // The JSON reader types integers of 2^32 and more as doubles (as RapidJSON does): such a
+      // dimension is taken where the double holds it exactly (below 2^53).
+      std::int64_t d = -1;
+      if (dim.is_integer()) {
+        d = dim.as_int();
+      } else if (dim.is_number() && dim.as_double() >= 0 && dim.as_double() == std::floor(dim.as_double())) {
+        if (dim.as_double() >= 9007199254740992.0) {
+          char text[32];
+          std::snprintf(text, sizeof text, "%.0f", dim.as_double());
+          throw RecordError(file, entry, field + ".shape",
+                            std::string("dimensions below 2^53 (") + text + " is larger than any tensor can be)");
+        }
+        d = static_cast<std::int64_t>(dim.as_double());
+      }
+      if (d < 0) throw RecordError(file, entry, field + ".shape", "a list of non-negative integers");
+      t.shape.push_back(d);
     }
+    std::int64_t elements = 1;
+    for (auto d : t.shape)
+      if (__builtin_mul_overflow(elements, d, &elements)) {
+        std::string dims;
+        for (auto e : t.shape) dims += (dims.empty() ? "" : ", ") + std::to_string(e);
+        throw RecordError(file, entry, field + ".shape",
+                          "a shape of fewer than 2^63 elements (the product of [" + dims + "] is larger)");
+      }
   } else if (!j.find("datapath")) {
     throw RecordError(file, entry, field + ".shape", "a list of integers (key missing)");
   }

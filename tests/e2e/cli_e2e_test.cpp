@@ -96,7 +96,7 @@ TEST(CliE2E, HelpAndVersion) {
   EXPECT_NE(c.out.find("--fail-on"), std::string::npos);
   auto v = run_acccheck({"--version"});
   EXPECT_EQ(v.exit_code, 0);
-  EXPECT_EQ(v.out.rfind("acccheck 0.1.0 (plugin ABI 1.2", 0), 0u) << v.out;
+  EXPECT_EQ(v.out.rfind("acccheck 0.1.0 (plugin ABI 1.3", 0), 0u) << v.out;
   // Which LibTorch it was built against, and where that came from (a wheel's torch of a Python, or
   // a system LibTorch's folder).
   if (ACCCHECK_TORCH_BUILD) {

@@ -2,6 +2,7 @@
 // `chromium`; skipped with a message where it is absent). Screenshots go to
 // <build>/test-artifacts/.
 #include <acccheck/csv.hpp>
+#include <acccheck/json.hpp>
 #include <acccheck/record.hpp>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <regex>
 #include <set>
 
+#include "commands/report/script_hash.hpp"
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -241,6 +243,37 @@ TEST_F(Demo, ReproOfATensorDumpCarriesAndReadsTheRealInputs) {
   EXPECT_NE(read_file(run1).find("aten::addmm on cpu vs the CPU benchmark"), std::string::npos) << read_file(run1);
 }
 
+// The bundle meant for a vendor carries only the dump's own real data, read as run_ut reads it
+// (issue 25, item 5): a data_name outside dump_tensor_data/, or a file run_ut would refuse, stops
+// repro with one line and nothing is copied.
+TEST_F(Demo, ReproCopiesRealDataOnlyFromInsideTheDump) {
+  TempDir t;
+  auto d = run_acccheck({"dump", "--dump-path", t / "d", "--task", "tensor", "--step", "1", "--",
+                         std::string(ACCCHECK_BUILD_DIR) + "/examples/acccheck-example-train", "--steps", "2"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const std::string rank = t / "d/step1/rank";
+  fs::copy_file(rank + "/dump_tensor_data/Aten.addmm.0.forward.input.0.pt", t / "secret.pt");
+  std::string json = read_file(rank + "/dump.json");
+  const std::string key = "\"data_name\": \"Aten.addmm.0.forward.input.0.pt\"";
+  ASSERT_NE(json.find(key), std::string::npos);
+  json.replace(json.find(key), key.size(), "\"data_name\": \"../../../../secret.pt\"");
+  write_file(rank + "/dump.json", json);
+  auto r = run_acccheck({"repro", "Aten.addmm.0", "--dump", rank + "/dump.json", "--device", "cpu", "-o", t / "r"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err, "acccheck repro: " + rank + "/dump_tensor_data/../../../../secret.pt: outside the dump's folder " + rank +
+                       "/dump_tensor_data (run_ut --allow-outside-dump reads it anyway)\n");
+  EXPECT_FALSE(fs::exists(t / "r/inputs/secret.pt"));
+  EXPECT_FALSE(fs::exists(t / "r/repro.cpp"));
+  // A file inside that run_ut would refuse (not a torch.save file) is not copied either.
+  json.replace(json.find("../../../../secret.pt"), std::string("../../../../secret.pt").size(), "Aten.addmm.0.forward.input.0.pt");
+  write_file(rank + "/dump.json", json);
+  write_file(rank + "/dump_tensor_data/Aten.addmm.0.forward.input.0.pt", "not a zip");
+  r = run_acccheck({"repro", "Aten.addmm.0", "--dump", rank + "/dump.json", "--device", "cpu", "-o", t / "r2"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("Aten.addmm.0.forward.input.0.pt: not a tensor file written by torch.save ("), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(t / "r2/repro.cpp"));
+}
+
 TEST_F(Demo, ReproRefusesWhatItCannotRebuildInOneLine) {
   TempDir t;
   const std::string dump = out("dump/step1/rank/dump.json");
@@ -283,6 +316,64 @@ TEST(Report, TextFromTheCsvFilesIsNeverMarkup) {
   EXPECT_NE(dom.find("Evil.&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;.0"), std::string::npos);
   EXPECT_EQ(dom.find("<b>bold</b>"), std::string::npos);
   EXPECT_EQ(dom.find("<img src=\"x\""), std::string::npos);
+}
+
+// The CSP hashes (script_hash.cpp): FIPS 180-4's examples, one and two padding blocks, base64.
+TEST(Report, ScriptHashesAreSha256InBase64AsTheCspWantsThem) {
+  using acccheck::host::csp_script_hash;
+  EXPECT_EQ(csp_script_hash(""), "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='");
+  EXPECT_EQ(csp_script_hash("abc"), "'sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='");
+  // 56 bytes: the length no longer fits the first padding block.
+  EXPECT_EQ(csp_script_hash("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "'sha256-JI1qYdIGOLjlwCaTDD5gOaM85Flk/yFn9uzt1BnbBsE='");
+  const std::uint8_t two[] = {0xfb, 0xff};
+  EXPECT_EQ(acccheck::host::base64(two, 2), "+/8=");
+  EXPECT_EQ(acccheck::host::base64(two, 1), "+w==");
+}
+
+// Tooltips and every other cell render text only, and the page's CSP runs its own three scripts
+// and nothing else: hostile names, dtypes and messages hovered with a real mouse in headless
+// Chromium (DevTools protocol: tests/e2e/report_hover.py), column by column.
+TEST(Report, HoveringEveryColumnWithHostileValuesRunsNoScript) {
+  TempDir t;
+  const std::string hostile = "<img src=x onerror=\"window.__pwned=true;document.title='pwned'\">";
+  auto cell = [](const std::string& text) {  // a CSV cell holding text exactly
+    std::string q = "\"";
+    for (char c : text) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  const std::string api = "Evil.x" + hostile + ".0";
+  write_file(t / "accuracy_checking_result_20260101000000.csv",
+             "API name,Forward Test Success,Backward Test Success,Message\r\n" + cell(api) + ",error,error," + cell(hostile) + "\r\n");
+  write_file(t / "accuracy_checking_details_20260101000000.csv",
+             "API Name,Bench Dtype,DEVICE Dtype,Shape,余弦相似度,最大绝对误差,Status,Message\r\n" + cell(api + ".forward.output.0") +
+                 "," + cell(hostile) + "," + cell(hostile) + ",\"(2,)\",0.5,1.0,error," + cell(hostile) + "\r\n");
+  auto r = run_acccheck({"report", t.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = read_file(t / "report.html");
+  EXPECT_EQ(html.find("'unsafe-inline'; style"), std::string::npos) << "scripts allowed by hash only";
+  EXPECT_NE(html.find("script-src 'sha256-"), std::string::npos);
+  if (!chromium_available()) GTEST_SKIP() << "chromium is not installed: report not hovered";
+  const std::string cmd = std::string(ACCCHECK_TEST_PYTHON) + " " + shell_quote(std::string(ACCCHECK_SOURCE_DIR) + "/tests/e2e/report_hover.py") +
+                          " " + shell_quote(t / "report.html") + " > " + shell_quote(t / "hover.json") + " 2> " + shell_quote(t / "hover.err");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(t / "hover.err");
+  const acccheck::Json out = acccheck::parse_json(read_file(t / "hover.json"), "hover.json");
+  ASSERT_EQ(out.find("state")->as_string(), "ready") << "the report's scripts did not run under its CSP";
+  std::set<std::string> hovered, tipped;
+  for (const auto& c : out.find("columns")->items()) {
+    const std::string field = c.find("field")->is_string() ? c.find("field")->as_string() : "";
+    hovered.insert(field);
+    for (const auto& tip : c.find("tooltips")->items()) {
+      tipped.insert(field);
+      EXPECT_EQ(tip.find("elements")->as_int(), 0) << field << ": the tooltip holds markup: " << tip.find("html")->as_string();
+      EXPECT_EQ(tip.find("html")->as_string().find("<img"), std::string::npos) << field;
+      if (field == "message") EXPECT_EQ(tip.find("text")->as_string(), hostile) << "shown as the text it is";
+    }
+  }
+  for (const char* f : {"name", "verdict", "deciding", "inputs", "message"}) EXPECT_TRUE(hovered.count(f)) << f << " not hovered";
+  EXPECT_TRUE(tipped.count("message")) << "the message's tooltip was not shown: " << read_file(t / "hover.json");
+  EXPECT_EQ(out.find("script")->find("pwned")->as_bool(), false) << read_file(t / "hover.json");
+  EXPECT_NE(out.find("script")->find("title")->as_string(), "pwned");
 }
 
 // A large run: 6,000 APIs (the table renders only visible rows past 2,000; both sides' metrics

@@ -275,6 +275,52 @@ TEST_F(Dump, UnwritableDumpPathIsOneErrorAndTheProgramRunsOn) {
   EXPECT_NE(r.err.find("nothing was written"), std::string::npos) << r.err;
 }
 
+// A write error partway (here a file-size limit: SIGXFSZ ignored, so write() fails with EFBIG)
+// leaves the program running, marks the dump incomplete on disk, makes `dump` exit 4 and `run_ut`
+// judge what was kept and end with 3; a later whole dump into the same folder is unmarked.
+TEST_F(Dump, AWriteErrorPartwayMarksTheDumpIncomplete) {
+  TempDir dir;
+  auto r = dump({"--dump-path", dir / "d"}, {kTrain, "--steps", "3"}, "trap '' XFSZ; ulimit -f 24;");
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.out.find("step 2: "), std::string::npos) << "the program must keep running";
+  EXPECT_NE(r.err.find("acccheck dump: the dump is incomplete: " + (dir / "d/acccheck_incomplete.txt") + ": "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(read_file(dir / "d/acccheck_incomplete.txt").find("File too large"), std::string::npos)
+      << read_file(dir / "d/acccheck_incomplete.txt");
+  // The step being written when it failed is marked beside its dump.json, and run_ut says so.
+  std::string marked;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "d"))
+    if (e.path().filename() == "acccheck_incomplete.txt" && e.path().parent_path() != fs::path(dir / "d"))
+      marked = e.path().parent_path().string();
+  ASSERT_FALSE(marked.empty()) << "no step folder marked";
+  ASSERT_TRUE(fs::exists(marked + "/dump.json"));
+  auto ut = run_acccheck({"run_ut", "-api_info", marked + "/dump.json", "--device", "cpu", "-o", dir / "out"});
+  EXPECT_EQ(ut.exit_code, 3) << ut.err;
+  EXPECT_NE(ut.err.find("the dump is incomplete (" + marked + "/acccheck_incomplete.txt: "), std::string::npos) << ut.err;
+  EXPECT_NE(ut.err.find("judged an incomplete dump"), std::string::npos) << ut.err;
+  // Dumping again, whole, into the same folder leaves no marker anywhere.
+  r = dump({"--dump-path", dir / "d"}, {kTrain, "--steps", "3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "d"))
+    EXPECT_NE(e.path().filename(), "acccheck_incomplete.txt") << e.path();
+}
+
+// Dumping again into a folder replaces the steps it writes; the earlier dump's other steps stay,
+// and the summary names them (a reader would take them for this run's).
+TEST_F(Dump, ReDumpingIntoAFolderNamesTheEarlierDumpsSteps) {
+  TempDir dir;
+  ASSERT_EQ(dump({"--dump-path", dir / "d"}, {kTrain, "--steps", "3"}).exit_code, 0);
+  auto r = dump({"--dump-path", dir / "d", "--step", "0"}, {kTrain, "--steps", "3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("; " + (dir / "d") + " also holds 2 steps of an earlier dump (step1, step2) that this run did not "
+                       "write: remove them or dump into an empty folder"),
+            std::string::npos)
+      << r.err;
+  r = dump({"--dump-path", dir / "e", "--step", "0"}, {kTrain, "--steps", "1"});
+  EXPECT_EQ(r.err.find("of an earlier dump"), std::string::npos) << r.err;
+}
+
 TEST_F(Dump, SymlinkedDumpFolderIsRefused) {
   TempDir dir;
   fs::create_directories(dir / "elsewhere");

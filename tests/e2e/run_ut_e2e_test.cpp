@@ -3,12 +3,15 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <thread>
 
 #include <acccheck/csv.hpp>
@@ -204,8 +207,9 @@ TEST_F(RunUt, WithOverlapACrashIsStillChargedToTheApiThatCrashed) {
   TempDir dir;
   auto run = run_with_crash_and_hang(dir, "", {"-n", "1", "--overlap", "on"}, "ACCCHECK_REPLAY_COMPARE_DELAY_MS=300");
   for (const auto& [api, row] : run.by_api)
-    if (api != "API name" && api != "Functional.gelu.0" && api != "Functional.mse_loss.0")
+    if (api != "API name" && api != "Functional.gelu.0" && api != "Functional.mse_loss.0") {
       EXPECT_EQ(row[1], "pass") << api;  // the API compared while gelu's operators crashed included
+    }
   EXPECT_EQ(run.err.find("crashed (SIGSEGV)"), run.err.rfind("crashed (SIGSEGV)")) << run.err;  // reported once
 }
 
@@ -713,4 +717,274 @@ TEST_F(RunUt, AFaultThatMatchesNoCallIsNamed) {
         << "-n " << workers << ": " << r.err;
     EXPECT_EQ(r.err.find("fault 0"), std::string::npos) << "the gelu fault matched: " << r.err;
   }
+}
+
+// Issue 25, item 1: a failure to save the error data (here a folder where a file must go; a full
+// disk alike) leaves the computed verdicts as they are, says so in one line naming the path and the
+// reason, and ends the run with exit code 4; nothing half-written stays.
+TEST_F(RunUt, AFailureToSaveTheErrorDataKeepsTheVerdictsAndExitsNonZero) {
+  TempDir dir;
+  write_file(dir / "faults.yaml", "faults:\n  - {op: \"aten::relu\", kind: scale, magnitude: 2.0}\n");
+  write_file(dir / "config.json", "{\"run_ut\": {\"error_data_path\": \"" + dir / "err" + "\"}}");
+  const std::string folder = dir / "err/ut_error_data20260101000000";
+  const std::string blocker = folder + "/Functional.relu.0.forward.output.device.0.pt";
+  fs::create_directories(blocker + "/inside");
+  auto r = run_ut({"-api_info", kTensorDump, "--device", "npu-sim", "--device-config", dir / "faults.yaml",
+                   "-save_error_data", "-config", dir / "config.json", "-o", dir / "o"});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("acccheck run_ut: Functional.relu.0: error data not saved: " + blocker + ": Is a directory (its verdicts stand)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("the error data of 1 API could not be saved (see above); the result files are complete"), std::string::npos);
+  auto rows = records(result_csv(dir / "o"));
+  bool relu = false;
+  for (const auto& row : rows)
+    if (row[0] == "Functional.relu.0") {
+      relu = true;
+      EXPECT_EQ(row[1], "error") << "the verdict, not SKIP";
+    }
+  EXPECT_TRUE(relu);
+  EXPECT_TRUE(fs::exists(folder + "/Functional.relu.0.forward.input.0.pt")) << "written before the failure";
+  for (const auto& e : fs::directory_iterator(folder))
+    if (e.is_regular_file()) {
+      EXPECT_GT(fs::file_size(e.path()), 0u) << e.path();
+    }
+}
+
+// Issue 25, items 4 and 11: error data lands flat in its folder whatever the entry's name (a '/',
+// "..", a NUL), never through a symbolic link — a planted ut_error_data<ts> link is refused, a link
+// planted inside the folder is replaced, not followed — and an error_data_path that cannot be made
+// leaves no header-only result pair behind.
+TEST_F(RunUt, ErrorDataIsWrittenFlatAndNeverThroughALink) {
+  TempDir dir;
+  const std::string t = "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [8], \"Max\": 1.0, \"Min\": -1.0, "
+                        "\"requires_grad\": false}";
+  auto entry = [&](const std::string& name) {
+    return "\"" + name + ".forward\": {\"input_args\": [" + t + "], \"input_kwargs\": {}, \"output\": [], \"acccheck_op\": \"aten::relu(self)\"}";
+  };
+  write_file(dir / "dump.json", "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {" + entry("../evil.0") +
+                                    ", " + entry("Aten.relu\\u0000x.0") + ", " + entry("Aten.relu.0") + "}}");
+  write_file(dir / "faults.yaml", "faults:\n  - {op: \"aten::relu\", kind: scale, magnitude: 2.0}\n");
+  write_file(dir / "config.json", "{\"run_ut\": {\"error_data_path\": \"" + dir / "err" + "\"}}");
+  const std::string folder = dir / "err/ut_error_data20260101000000";
+  fs::create_directories(folder);
+  write_file(dir / "victim", "keep me");
+  fs::create_symlink(dir / "victim", folder + "/Aten.relu.0.forward.input.0.pt");
+  auto r = run_ut({"-api_info", dir / "dump.json", "--device", "npu-sim", "--device-config", dir / "faults.yaml",
+                   "-save_error_data", "-config", dir / "config.json", "-o", dir / "o"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(dir / "victim"), "keep me") << "written through the planted link";
+  EXPECT_FALSE(fs::is_symlink(folder + "/Aten.relu.0.forward.input.0.pt"));
+  EXPECT_TRUE(fs::exists(folder + "/Aten.relu.0.forward.output.device.0.pt"));
+  std::size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "err")) {
+    if (e.path() == fs::path(folder)) continue;
+    ++files;
+    EXPECT_EQ(e.path().parent_path(), fs::path(folder)) << e.path() << ": not flat in the error folder";
+    EXPECT_EQ(e.path().filename().string().find('\0'), std::string::npos);
+  }
+  EXPECT_GE(files, 9u) << "three failing APIs, three files each";
+  EXPECT_FALSE(fs::exists(dir / "evil.0.forward.input.0.pt"));
+  EXPECT_FALSE(fs::exists(dir / "err/evil.0.forward.input.0.pt"));
+
+  // A planted ut_error_data<ts> link: refused, nothing written anywhere.
+  TempDir other;
+  fs::create_directories(other / "err");
+  fs::create_directories(other / "elsewhere");
+  fs::create_directory_symlink(other / "elsewhere", other / "err/ut_error_data20260101000000");
+  write_file(other / "config.json", "{\"run_ut\": {\"error_data_path\": \"" + other / "err" + "\"}}");
+  auto linked = run_ut({"-api_info", dir / "dump.json", "--device", "npu-sim", "--device-config", dir / "faults.yaml",
+                        "-save_error_data", "-config", other / "config.json", "-o", other / "o"});
+  EXPECT_EQ(linked.exit_code, 4);
+  EXPECT_EQ(linked.err, "acccheck run_ut: " + other / "err/ut_error_data20260101000000" +
+                            ": is a symbolic link; refusing to write the error data through it\n");
+  EXPECT_TRUE(fs::is_empty(other / "elsewhere"));
+  EXPECT_FALSE(fs::exists(other / "o")) << "no header-only result pair";
+
+  // An error_data_path that cannot be made (a file is in the way): no header-only result pair.
+  write_file(other / "file", "x");
+  write_file(other / "config2.json", "{\"run_ut\": {\"error_data_path\": \"" + other / "file/sub" + "\"}}");
+  auto blocked = run_ut({"-api_info", dir / "dump.json", "--device", "npu-sim", "-save_error_data", "-config",
+                         other / "config2.json", "-o", other / "o2"});
+  EXPECT_EQ(blocked.exit_code, 4);
+  EXPECT_EQ(blocked.err.rfind("acccheck run_ut: " + other / "file/sub" + ": cannot create: ", 0), 0u) << blocked.err;
+  EXPECT_FALSE(fs::exists(other / "o2"));
+}
+
+// Issue 25, item 11: "-o linkdir/" names the link's target to the kernel; it is refused like "-o linkdir".
+TEST_F(RunUt, AnOutputFolderLinkIsRefusedWithATrailingSlashToo) {
+  TempDir dir;
+  fs::create_directories(dir / "real");
+  fs::create_directory_symlink(dir / "real", dir / "link");
+  for (const std::string& out : {dir / "link", dir / "link/", dir / "link//"}) {
+    auto r = run_ut({"-api_info", kStatsDump, "--device", "cpu", "-o", out});
+    EXPECT_EQ(r.exit_code, 4) << out;
+    EXPECT_NE(r.err.find(": refusing to write into a symlinked folder"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "real"));
+  auto c = run_acccheck({"compare", "-npu", fixture("vectors/npu/accuracy_checking_details_20250101000000.csv"), "-gpu",
+                         fixture("vectors/gpu/accuracy_checking_details_20250101000000.csv"), "-o", dir / "link/"});
+  EXPECT_EQ(c.exit_code, 4) << c.err;
+  EXPECT_TRUE(fs::is_empty(dir / "real"));
+}
+
+// Issue 25, item 10: entry names with control characters are escaped in every message and in the
+// CSV cells — the summary cannot clear the screen, compare reads what run_ut wrote — and a key
+// that appears twice in dump.json is one error naming both lines (it had been replayed twice).
+TEST_F(RunUt, ControlCharactersInNamesAreEscapedAndARepeatedEntryIsRefused) {
+  TempDir dir;
+  const std::string t = "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [8], \"Max\": 1.0, \"Min\": -1.0, "
+                        "\"requires_grad\": false}";
+  auto entry = [&](const std::string& name) {
+    return "\"" + name + ".forward\": {\"input_args\": [" + t + "], \"input_kwargs\": {}, \"output\": [], \"acccheck_op\": \"aten::relu(self)\"}";
+  };
+  write_file(dir / "dump.json", "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {" +
+                                    entry("Aten.relu\\u001b[2J\\u001b[HALL 300 APIs pass.0") + ",\n" + entry("Aten.relu\\nfake,pass,pass.1") +
+                                    ",\n" + entry("Aten.relu.2") + "}}");
+  for (const char* device : {"cpu", "npu-sim"}) {
+    auto r = run_ut({"-api_info", dir / "dump.json", "--device", device, "-o", dir / device});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const std::string& text : {r.out, r.err}) {
+      EXPECT_EQ(text.find('\x1b'), std::string::npos) << "a raw ESC reached the terminal";
+      EXPECT_EQ(text.find("\nfake,pass"), std::string::npos);
+    }
+    const std::string result = read_file(result_csv(dir / device));
+    EXPECT_EQ(result.find('\x1b'), std::string::npos);
+    EXPECT_NE(result.find("Aten.relu\\x1b[2J\\x1b[HALL 300 APIs pass.0,pass,"), std::string::npos) << result;
+    EXPECT_NE(result.find("\"Aten.relu\\nfake,pass,pass.1\",pass,"), std::string::npos) << result;
+  }
+  auto c = run_acccheck({"compare", "-npu", details_csv(dir / "npu-sim"), "-gpu", details_csv(dir / "cpu"), "-o", dir / "cmp"});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("compare: 3 API result rows; 0 with an error"), std::string::npos) << c.out;
+
+  write_file(dir / "twice.json", "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {\n" + entry("Aten.relu.0") + ",\n" +
+                                     entry("Aten.relu.1") + ",\n" + entry("Aten.relu.0") + "\n}}");
+  auto twice = run_ut({"-api_info", dir / "twice.json", "--device", "cpu", "-o", dir / "o2"});
+  EXPECT_EQ(twice.exit_code, 3);
+  EXPECT_EQ(twice.err, "acccheck run_ut: " + dir / "twice.json" +
+                           ": entry 'Aten.relu.0.forward' appears twice in 'data', on lines 2 and 4 (each entry once)\n");
+  EXPECT_FALSE(fs::exists(dir / "o2"));
+}
+
+// Issue 25, item 6: merge joins the shards of one dump only. A shard of another dump (even one whose
+// API names are the same), a repeated or missing shard, a cut last line: refused in one line, and
+// nothing is written; blank lines are no APIs.
+TEST_F(RunUt, MergeRefusesForeignMissingAndCutShardsWritingNothing) {
+  TempDir dir;
+  for (const char* k : {"0/2", "1/2"})
+    ASSERT_EQ(run_ut({"-api_info", kStatsDump, "--device", "cpu", "--shard", k, "-o", dir / "a"}).exit_code, 0);
+  // Another dump with the same API names: the same file with one statistic changed.
+  std::string other = read_file(kStatsDump);
+  other.replace(other.find("\"Max\""), 5, "\"Max\" ");
+  write_file(dir / "other.json", other);
+  for (const char* k : {"0/2", "1/2"})
+    ASSERT_EQ(run_ut({"-api_info", dir / "other.json", "--device", "cpu", "--shard", k, "-o", dir / "c"}).exit_code, 0);
+  auto merge = [&](std::vector<std::string> from, const std::string& out) {
+    std::vector<std::string> args{"merge", "--api-info", kStatsDump};
+    for (const auto& f : from) args.insert(args.end(), {"--from", f});
+    args.insert(args.end(), {"-o", out, "--timestamp", "20260101000000"});
+    return run_acccheck(args);
+  };
+  auto foreign = merge({dir / "a/shard0of2", dir / "c/shard1of2"}, dir / "m1");
+  EXPECT_EQ(foreign.exit_code, 3);
+  EXPECT_NE(foreign.err.find("/c/shard1of2/accuracy_checking_result_20260101000000.csv: a shard of another dump (its dump's digest fnv1a64:"),
+            std::string::npos)
+      << foreign.err;
+  EXPECT_FALSE(fs::exists(dir / "m1"));
+  auto missing = merge({dir / "a/shard0of2"}, dir / "m2");
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_EQ(missing.err, "acccheck merge: shard 1 of 2 missing: nothing written\n");
+  EXPECT_FALSE(fs::exists(dir / "m2"));
+  auto twice = merge({dir / "a/shard0of2", dir / "a/shard0of2", dir / "a/shard1of2"}, dir / "m3");
+  EXPECT_EQ(twice.exit_code, 3);
+  EXPECT_NE(twice.err.find(": shard 0 of 2 is also "), std::string::npos) << twice.err;
+  EXPECT_FALSE(fs::exists(dir / "m3"));
+  // A blank line is no API; a cut last line is refused.
+  const std::string shard1 = dir / "a/shard1of2/accuracy_checking_result_20260101000000.csv";
+  std::string text = read_file(shard1);
+  write_file(shard1, text + "\r\n");
+  auto blank = merge({dir / "a"}, dir / "m4");
+  ASSERT_EQ(blank.exit_code, 0) << blank.err;
+  EXPECT_NE(blank.out.find(" APIs from 2 shards"), std::string::npos) << blank.out;
+  write_file(shard1, text.substr(0, text.size() - 5));
+  auto cut = merge({dir / "a"}, dir / "m5");
+  EXPECT_EQ(cut.exit_code, 3);
+  EXPECT_EQ(cut.err, "acccheck merge: " + shard1 + ": its last line is cut (the shard's run was killed): resume it with run_ut -csv_path " +
+                         shard1 + "\n");
+  EXPECT_FALSE(fs::exists(dir / "m5"));
+}
+
+// Real data is read only from dump_tensor_data/ beside dump.json, only regular files, sizes checked
+// first (issue 25, item 7): each hostile data_name makes its API a SKIP saying why, at once (no
+// timeout, nothing read), the other APIs replay; --allow-outside-dump reads an outside file.
+TEST_F(RunUt, RealDataOutsideTheDumpFifosNulNamesAndHugeFilesAreRefusedBeforeReading) {
+  TempDir t;
+  fs::copy(fs::path(kTensorDump).parent_path(), t / "d", fs::copy_options::recursive);
+  fs::copy_file(t / "d/dump_tensor_data/Functional.relu.0.forward.input.0.pt", t / "outside.pt");
+  ASSERT_EQ(::mkfifo((t / "d/dump_tensor_data/fifo.pt").c_str(), 0600), 0);
+  { std::ofstream(t / "d/dump_tensor_data/huge.pt"); }
+  ASSERT_EQ(::truncate((t / "d/dump_tensor_data/huge.pt").c_str(), 20'000'000'000LL), 0);
+  std::string json = read_file(t / "d/dump.json");
+  auto rename = [&](const std::string& from, const std::string& to) {
+    const std::string key = "\"data_name\": \"" + from + "\"";
+    ASSERT_NE(json.find(key), std::string::npos) << from;
+    json.replace(json.find(key), key.size(), "\"data_name\": \"" + to + "\"");
+  };
+  rename("Functional.relu.0.forward.input.0.pt", "../../outside.pt");
+  rename("Functional.linear.0.forward.input.0.pt", "fifo.pt");
+  rename("Functional.linear.1.forward.input.0.pt", "huge.pt");
+  rename("Functional.dropout.0.forward.input.0.pt", "../../../../../../dev/zero\\u0000.pt");
+  write_file(t / "d/dump.json", json);
+  auto r = run_ut({"-api_info", t / "d/dump.json", "--device", "cpu", "-o", t / "o"}, "timeout 120");
+  ASSERT_NE(r.exit_code, 124) << "a refused file was read until the timeout";
+  std::map<std::string, std::string> message;
+  for (const auto& row : records(result_csv(t / "o"))) message[row[0]] = row.size() > 3 ? row[3] : "";
+  const std::string data = t / "d/dump_tensor_data";
+  EXPECT_NE(message["Functional.relu.0"].find(data + "/../../outside.pt: outside the dump's folder " + data), std::string::npos)
+      << message["Functional.relu.0"];
+  EXPECT_NE(message["Functional.linear.0"].find(data + "/fifo.pt: not a regular file"), std::string::npos) << message["Functional.linear.0"];
+  EXPECT_NE(message["Functional.linear.1"].find(data + "/huge.pt: 20000000000 bytes for a tensor of"), std::string::npos)
+      << message["Functional.linear.1"];
+  EXPECT_NE(message["Functional.dropout.0"].find("field 'data_name' holds a NUL byte"), std::string::npos) << message["Functional.dropout.0"];
+  EXPECT_EQ(message["Functional.linear.2"].find("SKIP"), std::string::npos) << "an untouched API still replays";
+  // The user who keeps real data elsewhere on purpose.
+  auto allowed = run_ut({"-api_info", t / "d/dump.json", "--device", "cpu", "-o", t / "o2", "--allow-outside-dump"}, "timeout 120");
+  ASSERT_NE(allowed.exit_code, 124);
+  bool found = false;
+  for (const auto& row : records(result_csv(t / "o2")))
+    if (row[0] == "Functional.relu.0") {
+      found = true;
+      EXPECT_EQ(row[1], "pass") << (row.size() > 3 ? row[3] : "");
+    }
+  EXPECT_TRUE(found);
+}
+
+// npu-sim's planted noise is drawn per API (DevicePlugin::begin_api, ABI 1.3): one worker or two,
+// or the API alone, the numbers are the same bit for bit (issue 25, item 11).
+TEST_F(RunUt, PlantedNoiseIsTheSameWhateverTheWorkersOrTheSubset) {
+  TempDir t;
+  write_file(t / "faults.yaml", "seed: 5\nfaults:\n  - op: aten::addmm\n    kind: rel_noise\n    magnitude: 0.01\n"
+                                "  - op: aten::relu\n    kind: rel_noise\n    magnitude: 0.01\n");
+  const std::string env = "ACCCHECK_NPUSIM_FAULTS=" + t / "faults.yaml";
+  auto a = run_ut({"-api_info", kStatsDump, "--device", "npu-sim", "-n", "1", "-o", t / "one"}, env);
+  auto b = run_ut({"-api_info", kStatsDump, "--device", "npu-sim", "-n", "2", "-o", t / "two"}, env);
+  auto c = run_ut({"-api_info", kStatsDump, "--device", "npu-sim", "-o", t / "part", "--shard", "1/2"}, env);
+  ASSERT_NE(a.exit_code, 2) << a.err;
+  const std::string one = read_file(details_csv(t / "one")), two = read_file(details_csv(t / "two"));
+  EXPECT_EQ(one, two);
+  // A shard (other APIs before each, in another process) gives its APIs' rows of the whole run.
+  const auto whole = records(details_csv(t / "one"));
+  const auto part = records(details_csv(t / "part/shard1of2"));
+  ASSERT_GT(part.size(), 2u);
+  std::size_t matched = 0;
+  for (std::size_t i = 1; i < part.size(); ++i)
+    for (const auto& w : whole)
+      if (w[0] == part[i][0]) {
+        EXPECT_EQ(w, part[i]) << part[i][0];
+        ++matched;
+      }
+  EXPECT_EQ(matched, part.size() - 1);
+  // And the noise is there: a healthy run's numbers differ.
+  auto healthy = run_ut({"-api_info", kStatsDump, "--device", "npu-sim", "-o", t / "healthy"});
+  EXPECT_NE(read_file(details_csv(t / "healthy")), one);
 }

@@ -115,6 +115,29 @@ TEST(DumpJson, MalformedInputsFailWithOneClearLine) {
             "<file>: entry 'Torch.sum.0.forward': field 'input_args': expected a list");
 }
 
+// Dimensions of 2^32 and more (which the reader types as doubles, as RapidJSON did) are
+// dimensions; what no tensor can have is named for what it is (issue 25, item 11).
+TEST(DumpJson, LargeDimensionsAreReadAndImpossibleShapesNamed) {
+  TempDir d;
+  write_file(d / "dump.json", R"({"data": {"Torch.sum.0.forward": {"input_args": [{"type": "torch.Tensor",
+      "dtype": "torch.float32", "shape": [4294967296, 3], "requires_grad": false}]}}})");
+  auto rs = read_all(d / "dump.json");
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].args[0].tensor.shape, (std::vector<std::int64_t>{4294967296LL, 3}));
+  EXPECT_EQ(rs[0].args[0].tensor.numel(), 12884901888LL);
+  EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0.forward": {"input_args": [{"type": "torch.Tensor",
+            "dtype": "torch.float32", "shape": [4611686018427387904, 4], "requires_grad": false}]}}})"),
+            "<file>: entry 'Torch.sum.0.forward': field 'input_args[0].shape': expected dimensions below 2^53 "
+            "(4611686018427387904 is larger than any tensor can be)");
+  EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0.forward": {"input_args": [{"type": "torch.Tensor",
+            "dtype": "torch.float32", "shape": [4294967296, 4294967296, 4], "requires_grad": false}]}}})"),
+            "<file>: entry 'Torch.sum.0.forward': field 'input_args[0].shape': expected a shape of fewer than 2^63 "
+            "elements (the product of [4294967296, 4294967296, 4] is larger)");
+  EXPECT_EQ(error_of(R"({"data": {"Torch.sum.0.forward": {"input_args": [{"type": "torch.Tensor",
+            "dtype": "torch.float32", "shape": [2.5], "requires_grad": false}]}}})"),
+            "<file>: entry 'Torch.sum.0.forward': field 'input_args[0].shape': expected a list of non-negative integers");
+}
+
 // Numbers are converted by std::from_chars (json_builder.hpp), typed as RapidJSON typed them.
 TEST(DumpJson, NumbersAreCorrectlyRoundedAndTypedAsBefore) {
   auto one = [](const std::string& text) { return parse_json("[" + text + "]", "numbers").items().front(); };

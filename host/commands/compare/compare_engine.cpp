@@ -84,6 +84,7 @@ class ResultWriter {
 };
 
 void prepare_out_dir(const std::string& dir) {
+  if (is_symlinked_folder(dir)) throw OutputError(dir + ": output folder is a symbolic link; refusing to write through it");
   struct stat st {};
   if (::lstat(dir.c_str(), &st) == 0) {
     // Outputs never go through a symbolic link, the folder included: give the real path.

@@ -1,6 +1,7 @@
 #include "commands/demo/demo_command.hpp"
 
 #include <acccheck/csv.hpp>
+#include <acccheck/output_file.hpp>
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -87,7 +88,7 @@ std::string tail_of(const std::string& path, std::size_t lines) {
 // non-empty folder is refused (the demo never deletes what it did not make).
 std::string prepare_out(const std::string& out) {
   std::error_code ec;
-  if (fs::is_symlink(out, ec)) return out + ": is a symbolic link; refusing to write through it";
+  if (is_symlinked_folder(out)) return out + ": is a symbolic link; refusing to write through it";
   if (fs::exists(out, ec)) {
     if (!fs::is_directory(out, ec)) return out + ": exists and is not a folder";
     bool empty = fs::is_empty(out, ec);

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <optional>
 
+#include <acccheck/incomplete_dump.hpp>
 #include <acccheck/record.hpp>
 
 #include "build_info.hpp"
@@ -225,6 +226,9 @@ int run_dump(const po::variables_map& vm, const std::vector<std::string>& progra
   for (auto& s : argv) args.push_back(s.data());
   args.push_back(nullptr);
 
+  // A marker left by an earlier run into this folder is not this run's (incomplete_dump.hpp).
+  remove_incomplete_marker(o.dump_path);
+
   pid_t pid = -1;
   int rc = posix_spawnp(&pid, argv[0].c_str(), nullptr, nullptr, args.data(), envp.data());
   if (rc != 0) return fail(kExitUsage, argv[0] + ": cannot start: " + strerror(rc));
@@ -246,6 +250,11 @@ int run_dump(const po::variables_map& vm, const std::vector<std::string>& progra
                 << (n == 1 ? "" : "s") << " finished (everything recorded before the end is kept)\n";
   } catch (const std::exception& e) {
     std::cerr << "acccheck dump: " << e.what() << "\n";
+  }
+  // Data lost to a write error: the program may well have succeeded, the dump did not.
+  if (auto marker = incomplete_marker_in(o.dump_path)) {
+    std::cerr << "acccheck dump: the dump is incomplete: " << *marker << "\n";
+    if (code == 0) code = kExitOutput;
   }
   return code;
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "assets/embedded_assets.hpp"
+#include "commands/report/script_hash.hpp"
 
 namespace acccheck::host {
 
@@ -57,8 +58,16 @@ void render_report_html(const Json& model, const std::function<void(std::string_
       {"CHART", embedded_asset(Asset::chart_script)},
       {"SCRIPT", embedded_asset(Asset::report_script)},
       {"DATA", data},
+      {"SCRIPT_HASHES", ""},
   };
   const std::set<std::string_view> scripts = {"TABULATOR", "CHART", "SCRIPT"};
+  // The CSP names each inline script by the hash of its exact text (script_hash.hpp): the assets
+  // are fixed, so this is computed once per process.
+  static const std::string script_hashes = [&] {
+    std::string h;
+    for (auto name : scripts) h += (h.empty() ? "" : " ") + csp_script_hash(inline_script(parts.at(name)));
+    return h;
+  }();
   // One pass over the template: inserted text is never scanned again, so neither a library nor
   // the data can be taken for a marker. Parts go to the sink as they are (no page-sized copy).
   std::string_view tpl = embedded_asset(Asset::report_template);
@@ -72,6 +81,7 @@ void render_report_html(const Json& model, const std::function<void(std::string_
     if (it == parts.end()) throw std::logic_error("report template: unknown marker at byte " + std::to_string(open));
     sink(tpl.substr(pos, open - pos));
     if (scripts.count(it->first)) sink(inline_script(it->second));
+    else if (it->first == "SCRIPT_HASHES") sink(script_hashes);
     else sink(it->second);
     pos = close + 2;
   }

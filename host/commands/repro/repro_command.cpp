@@ -1,10 +1,14 @@
 #include "commands/repro/repro_command.hpp"
+#include "commands/repro/repro_case.hpp"
 
 #include <acccheck/csv.hpp>
 #include <acccheck/number_format.hpp>
 #include <acccheck/output_file.hpp>
 #include <acccheck/record.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -13,6 +17,7 @@
 #include <sstream>
 
 #include "assets/embedded_assets.hpp"
+#include "tensor_file_check.hpp"
 #include "build_info.hpp"
 #include "cli/companion_files.hpp"
 #include "cli/commands.hpp"
@@ -25,114 +30,6 @@ namespace fs = std::filesystem;
 namespace acccheck::host {
 
 namespace {
-
-class ReproError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-const std::map<std::string, std::string>& aten_dtypes() {
-  static const std::map<std::string, std::string> m = {
-      {"torch.float32", "at::kFloat"}, {"torch.float64", "at::kDouble"}, {"torch.float16", "at::kHalf"},
-      {"torch.bfloat16", "at::kBFloat16"}, {"torch.int64", "at::kLong"}, {"torch.int32", "at::kInt"},
-      {"torch.int16", "at::kShort"}, {"torch.int8", "at::kChar"}, {"torch.uint8", "at::kByte"},
-      {"torch.bool", "at::kBool"}};
-  return m;
-}
-
-std::string cxx_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned char>(c));
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
-// A double as C++ source. NaN and the infinities have no literal: "nan" would not compile and the
-// stream's text turned into value(nan) resolves to another overload (a bool: the replay then
-// multiplied by 1); they are written through the <cmath> macros.
-std::string number(double v) {
-  if (std::isnan(v)) return "static_cast<double>(NAN)";
-  if (std::isinf(v)) return v > 0 ? "static_cast<double>(INFINITY)" : "-static_cast<double>(INFINITY)";
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
-
-struct Generated {
-  std::string code;
-  std::vector<std::pair<std::string, std::string>> data_files;  // dump file → folder-relative name
-};
-
-std::string argument_code(const Argument& a, const std::string& where, const DumpHeader& header, Generated& g) {
-  auto unsupported = [&](const std::string& what) {
-    return ReproError(where + ": " + what + " is not supported by repro (use run_ut --filter-api for this entry)");
-  };
-  switch (a.kind) {
-    case Argument::Kind::none: return "value(c10::IValue())";
-    case Argument::Kind::tensor: {
-      auto dt = aten_dtypes().find(a.tensor.dtype);
-      if (dt == aten_dtypes().end()) throw unsupported("tensor dtype " + a.tensor.dtype);
-      std::string shape = "{";
-      for (std::size_t i = 0; i < a.tensor.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(a.tensor.shape[i]);
-      shape += "}";
-      double lo = a.tensor.min.present() ? a.tensor.min.value : -1.0, hi = a.tensor.max.present() ? a.tensor.max.value : 1.0;
-      if (!std::isfinite(lo)) lo = -1.0;
-      if (!std::isfinite(hi)) hi = 1.0;
-      std::string file;
-      if (!a.tensor.data_name.empty() && header.dump_data_dir) {
-        file = "inputs/" + fs::path(a.tensor.data_name).filename().string();
-        g.data_files.emplace_back((fs::path(*header.dump_data_dir) / a.tensor.data_name).string(), file);
-      }
-      return "tensor(" + shape + ", " + dt->second + ", " + number(lo) + ", " + number(hi) +
-             (file.empty() ? "" : ", " + cxx_string(file)) + ")";
-    }
-    case Argument::Kind::scalar: {
-      const Json& v = a.value;
-      if (a.type_name == "bool" || v.is_bool()) return std::string("value(") + (v.as_bool() ? "true" : "false") + ")";
-      if (a.type_name == "int" || v.is_integer()) return "value(static_cast<int64_t>(" + std::to_string(v.as_int()) + "))";
-      if (a.type_name == "float" || v.is_number()) return "value(" + number(v.as_double()) + ")";
-      if (v.is_string()) return "value(std::string(" + cxx_string(v.as_string()) + "))";
-      throw unsupported("scalar of type " + a.type_name);
-    }
-    case Argument::Kind::dtype: {
-      auto dt = aten_dtypes().find(a.value.is_string() ? a.value.as_string() : "");
-      if (dt == aten_dtypes().end()) throw unsupported("dtype value");
-      return "value(" + dt->second + ")";
-    }
-    case Argument::Kind::size:
-    case Argument::Kind::list: {
-      // torch.Size keeps its numbers in `value`; a list holds scalar arguments.
-      std::string joined;
-      bool ints = true, floats = true;
-      auto add = [&](const Json& v, bool integer) {
-        joined += (joined.empty() ? "" : ", ") + (integer ? std::to_string(v.as_int()) : number(v.as_double()));
-        ints = ints && integer;
-        floats = floats && v.is_number();
-      };
-      if (a.kind == Argument::Kind::size && a.value.is_array()) {
-        for (const auto& i : a.value.items()) add(i, true);
-      } else {
-        for (const auto& i : a.items) {
-          if (i.kind != Argument::Kind::scalar) throw unsupported("a list of " + i.type_name);
-          add(i.value, i.type_name == "int" || i.value.is_integer());
-        }
-      }
-      if (ints) return "value(std::vector<int64_t>{" + joined + "})";
-      if (floats) return "value(std::vector<double>{" + joined + "})";
-      throw unsupported("a mixed list");
-    }
-    default: throw unsupported("an argument of type " + a.type_name);
-  }
-}
 
 // The device plugin file for a device name ("npu-sim" → acccheck_device_npu_sim.so): a --plugin
 // file, else the first of that name in the plugin folders the host searches, found and checked
@@ -236,44 +133,37 @@ int run_repro(const po::variables_map& vm) {
     default_device = "cpu";
   }
 
-  Generated g;
-  std::string args;
+  ReproCase g;
   try {
-    for (std::size_t i = 0; i < found->args.size(); ++i) {
-      std::string code = argument_code(found->args[i], entry + ": input_args[" + std::to_string(i) + "]", header, g);
-      if (i < found->arg_names.size()) code = "named(" + cxx_string(found->arg_names[i]) + ", " + code + ")";
-      args += "      " + code + ",\n";
-    }
-    for (const auto& [k, a] : found->kwargs)
-      args += "      named(" + cxx_string(k) + ", " + argument_code(a, entry + ": input_kwargs." + k, header, g) + "),\n";
+    g = generate_repro_case(*found, header, dump, entry, default_device, plugin);
   } catch (const ReproError& e) {
     return fail(kExitInput, e.what());
   }
-  std::string case_code =
-      // Every text from the command line or the dump reaches the program as an escaped string
-      // literal, never raw (a path with a newline must not become code).
-      "// The case, from the dump kDump names.\n"
-      "const char* kDump = " + cxx_string(dump) + ";\n"
-      "const char* kEntry = " + cxx_string(entry) + ";\n"
-      "const char* kOperator = " + cxx_string(found->op_name) + ";\n"
-      "const char* kOverload = " + cxx_string(found->op_overload) + ";\n"
-      "const char* kDefaultDevice = " + cxx_string(default_device) + ";\n"
-      "const char* kDefaultPlugin = " + cxx_string(plugin) + ";  // acccheck device plugin (needs its SDK)\n"
-      "std::vector<Arg> case_arguments() {\n  return {\n" + args + "  };\n}\n";
-
   std::string program(embedded_asset(Asset::repro_program));
   const std::string marker = "// @REPRO_CASE@";
-  program.replace(program.find(marker), marker.size(), case_code);
+  program.replace(program.find(marker), marker.size(), g.code);
 
   const fs::path out = vm.count("out") ? fs::path(vm["out"].as<std::string>()) : fs::path("repro-" + entry);
   try {
     std::error_code ec;
-    if (fs::is_symlink(out, ec)) throw std::runtime_error(out.string() + ": is a symbolic link; refusing to write through it");
+    if (is_symlinked_folder(out.string())) throw std::runtime_error(out.string() + ": is a symbolic link; refusing to write through it");
     fs::create_directories(out / "inputs");
-    for (const auto& [from, to] : g.data_files) {
-      if (!fs::is_regular_file(from, ec)) throw ReproError(from + ": the entry's tensor file is missing");
-      refuse_symlink_destination((out / to).string());
-      fs::copy_file(from, out / to, fs::copy_options::overwrite_existing);
+    // The real data, read as run_ut reads it: from dump_tensor_data/ beside dump.json (not the
+    // dump's own dump_data_dir, resolved who knows where), inside that folder, a regular file of a
+    // plausible size, and a .pt of one tensor that run_ut would accept (issue 25).
+    const std::string data_dir = (fs::path(dump).parent_path() / "dump_tensor_data").string();
+    for (const auto& f : g.data_files) {
+      std::vector<char> bytes;
+      try {
+        bytes = replay::read_real_data_file(data_dir, f.data_name, f.expected_bytes, false);
+      } catch (const std::exception& e) {
+        throw ReproError(e.what());
+      }
+      if (std::string why = replay::tensor_file_problem(bytes); !why.empty())
+        throw ReproError((fs::path(data_dir) / f.data_name).string() + ": not a tensor file written by torch.save (" + why + ")");
+      AtomicOutputFile copy((out / f.bundled).string(), 0644);
+      copy.write(std::string_view(bytes.data(), bytes.size()));
+      copy.commit();
     }
     auto write = [&](const std::string& name, const std::string& text) {
       AtomicOutputFile f((out / name).string(), 0644);

@@ -67,6 +67,11 @@ ApiList read_api_list(const ApiListOptions& o) {
   std::unordered_map<std::string, ApiRecord> backwards;
   std::unordered_set<std::string> bad_apis;
   auto on_record = [&](ApiRecord&& r) {
+    // A name holding control characters (a newline, ESC, NUL) is carried escaped everywhere — in
+    // messages, in the CSV cells (which compare then reads), in the error data's file names — so
+    // it can neither move a terminal's cursor nor cut a CSV record (issue 25).
+    if (std::any_of(r.api.begin(), r.api.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      r.api = printable(r.api);
     if (r.direction == Direction::forward) forwards.push_back(std::move(r));
     else backwards.emplace(r.api, std::move(r));
   };

@@ -8,10 +8,10 @@ namespace acccheck::host {
 
 void ConfigurationUseTally::add(const std::vector<std::pair<std::string, std::uint64_t>>& use, bool failed) {
   if (failed) ++failed_apis_;
-  for (const auto& [entry, calls] : use) {
-    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == entry; });
-    if (it == entries_.end()) entries_.emplace_back(entry, calls);
-    else it->second += calls;
+  for (const auto& one : use) {  // not a structured binding: clang 14 cannot capture one in the lambda
+    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == one.first; });
+    if (it == entries_.end()) entries_.emplace_back(one.first, one.second);
+    else it->second += one.second;
   }
 }
 

@@ -90,7 +90,7 @@ std::string api_of_details_row(const std::string& name) {
 
 ResultFiles ResultFiles::create(const std::string& out_dir, const std::string& ts) {
   std::error_code ec;
-  if (fs::is_symlink(out_dir, ec)) throw std::runtime_error(out_dir + ": refusing to write into a symlinked folder");
+  if (is_symlinked_folder(out_dir)) throw std::runtime_error(out_dir + ": refusing to write into a symlinked folder");
   fs::create_directories(out_dir, ec);
   if (!fs::is_directory(out_dir)) throw std::runtime_error(out_dir + ": cannot create the output folder");
   ResultFiles f;
@@ -184,8 +184,12 @@ ResultTable read_result_table(const std::string& result_csv, const std::string& 
   t.result_header = results[0];
   t.details_header = details[0];
   std::map<std::string, std::vector<std::vector<std::string>>> by_api;
-  for (std::size_t i = 1; i < details.size(); ++i) by_api[api_of_details_row(details[i][0])].push_back(details[i]);
+  // A blank line is no row (it had been counted as an API).
+  auto blank = [](const std::vector<std::string>& r) { return r.empty() || (r.size() == 1 && r[0].empty()); };
+  for (std::size_t i = 1; i < details.size(); ++i)
+    if (!blank(details[i])) by_api[api_of_details_row(details[i][0])].push_back(details[i]);
   for (std::size_t i = 1; i < results.size(); ++i) {
+    if (blank(results[i])) continue;
     ApiRows rows;
     rows.result = results[i];
     if (auto it = by_api.find(results[i][0]); it != by_api.end()) rows.details = std::move(it->second);

@@ -26,6 +26,7 @@ struct ApiRows {
   double worker_seconds = 0, operator_seconds = 0; // timing reported by the worker (not written)
   // Device configuration entries (npu-sim's faults) and the calls this API's run matched (not written).
   std::vector<std::pair<std::string, std::uint64_t>> configuration_use;
+  std::string error_data_problem;  // -save_error_data failed for this API: "<path>: <reason>" (not written)
 };
 
 class ResultFiles {

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include <acccheck/csv.hpp>
+#include <acccheck/incomplete_dump.hpp>
 #include <acccheck/json.hpp>
 
 #include "cli/commands.hpp"
@@ -19,8 +21,10 @@
 #include "cli/output_timestamp.hpp"
 #include "commands/run_ut/api_list.hpp"
 #include "commands/run_ut/configuration_use.hpp"
+#include "commands/run_ut/error_data_dir.hpp"
 #include "commands/run_ut/progress.hpp"
 #include "commands/run_ut/result_files.hpp"
+#include "commands/run_ut/shard_identity.hpp"
 #include "commands/run_ut/shard_selection.hpp"
 #include "commands/run_ut/worker_pool.hpp"
 #include "plugin_host/plugin_registry.hpp"
@@ -58,6 +62,7 @@ void add_run_ut_options(po::options_description& d) {
       ("standards", po::value<std::string>(), "YAML overriding the shipped standards.yaml (as for compare)")
       ("shard", po::value<std::string>(), "replay shard K/N of the dump (also read from mpirun/srun/Job variables)")
       ("shard-count", po::value<long long>(), "shards of a Kubernetes Indexed Job (with JOB_COMPLETION_INDEX)")
+      ("allow-outside-dump", po::bool_switch(), "read real-data files (data_name) from outside the dump's dump_tensor_data/ folder too")
       ("list-unsupported", po::bool_switch(), "print every entry that cannot be replayed, and why, as far as planning and binding tell without running (a SKIP that appears only when the operator runs is in run_ut's summary); run nothing")
       ("timestamp", po::value<std::string>(), "use this %Y%m%d%H%M%S stamp in the output file names");
 }
@@ -110,6 +115,12 @@ ApiRows rows_of(const replay::ApiResult& r) {
   return rows;
 }
 
+// An API name in a message: control characters escaped, a very long name cut (a message is one line).
+std::string shown_name(const std::string& api) {
+  std::string s = printable(api);
+  return s.size() > 160 ? s.substr(0, 150) + "...(" + std::to_string(api.size()) + " bytes)" : s;
+}
+
 ApiRows rows_of_reply(const std::string& line) {
   Json j = parse_json(line, "worker reply");
   ApiRows rows;
@@ -125,6 +136,7 @@ ApiRows rows_of_reply(const std::string& line) {
     for (const auto& e : use->items())
       if (e.is_array() && e.items().size() == 2 && e.items()[0].is_string() && e.items()[1].is_integer())
         rows.configuration_use.emplace_back(e.items()[0].as_string(), static_cast<std::uint64_t>(e.items()[1].as_int()));
+  if (const Json* p = j.find("error_data_problem"); p && p->is_string()) rows.error_data_problem = p->as_string();
   return rows;
 }
 
@@ -217,6 +229,11 @@ int run_run_ut(const po::variables_map& vm) {
     return kExitInput;
   }
   for (const auto& e : list.errors) std::cerr << me << ": " << e << "\n";
+  // A dump whose writing failed partway (incomplete_dump.hpp): what it kept is judged, and said so.
+  const std::optional<std::string> incomplete = incomplete_marker_of(input_file);
+  if (incomplete)
+    std::cerr << me << ": " << input_file << ": the dump is incomplete (" << *incomplete
+              << "): the entries it kept are judged, the calls it lost are not\n";
   std::string real_data_dir = list.real_data_dir;
   if (vm.count("real-data-path")) real_data_dir = vm["real-data-path"].as<std::string>();
 
@@ -236,6 +253,17 @@ int run_run_ut(const po::variables_map& vm) {
   std::string out_dir = vm["out"].as<std::string>();
   if (shard.count > 1) out_dir = (fs::path(out_dir) / ("shard" + std::to_string(shard.index) + "of" + std::to_string(shard.count))).string();
   std::optional<ResultFiles> files;
+  std::string error_dir;
+  if (!list_only && vm["save-error-data"].as<bool>()) {
+    // Before the result files: a folder that cannot be made leaves nothing behind.
+    try {
+      const std::string ts = vm.count("csv-path") ? timestamp_of_result_file(vm["csv-path"].as<std::string>()) : stamp;
+      error_dir = prepare_error_data_dir(mcfg.error_data_path, ts.empty() ? stamp : ts);
+    } catch (const std::exception& e) {
+      std::cerr << me << ": " << e.what() << "\n";
+      return kExitOutput;
+    }
+  }
   if (!list_only) {
     try {
       files.emplace(vm.count("csv-path") ? ResultFiles::resume(vm["csv-path"].as<std::string>())
@@ -243,6 +271,14 @@ int run_run_ut(const po::variables_map& vm) {
     } catch (const std::exception& e) {
       std::cerr << me << ": " << e.what() << "\n";
       return vm.count("csv-path") ? kExitInput : kExitOutput;
+    }
+    // Which dump and which shard these files are of, for `acccheck merge` (shard_identity.hpp).
+    try {
+      write_shard_identity(files->result_path(),
+                           {dump_digest(lo.dump_json.empty() ? lo.legacy_forward : lo.dump_json), shard.index, shard.count});
+    } catch (const std::exception& e) {
+      std::cerr << me << ": " << e.what() << "\n";
+      return kExitOutput;
     }
     // Done APIs (resume) are neither replayed nor written again.
     mine.erase(std::remove_if(mine.begin(), mine.end(), [&](std::size_t i) { return files->done().count(list.jobs[i].api) > 0; }),
@@ -257,21 +293,12 @@ int run_run_ut(const po::variables_map& vm) {
   core::PluginSearch search = plugin_search_from(vm);
   for (auto& d : search.dirs) d = absolute(d);
   for (auto& f : search.files) f = absolute(f);
-  std::string error_dir;
-  if (vm["save-error-data"].as<bool>() && files) {
-    error_dir = (fs::path(mcfg.error_data_path) / ("ut_error_data" + files->timestamp())).string();
-    std::error_code ec;
-    fs::create_directories(error_dir, ec);
-    if (ec) {
-      std::cerr << me << ": " << error_dir << ": cannot create: " << ec.message() << "\n";
-      return kExitOutput;
-    }
-  }
   std::string worker_overlap = "off";  // what the workers are told, once their threads are known
   auto config_for = [&](std::size_t worker) {
     Json c = Json::object();
     c.add("overlap", Json::string(worker_overlap));
     c.add("device", Json::string(vm["device"].as<std::string>()));
+    c.add("allow_outside_dump", Json::boolean(vm["allow-outside-dump"].as<bool>()));
     c.add("device_config", Json::string(vm.count("device-config") ? absolute(vm["device-config"].as<std::string>()) : ""));
     Json d = Json::array();
     d.push_back(Json::integer(ids[worker % ids.size()]));
@@ -297,6 +324,7 @@ int run_run_ut(const po::variables_map& vm) {
   std::size_t next = 0;
   RunSummary summary;
   ConfigurationUseTally configuration_use;
+  std::size_t error_data_failures = 0;  // -save_error_data could not write an API's tensors
   // --list-unsupported prints its lines on stdout as it goes: no progress line between them.
   Progress progress(mine.size(), list_only ? nullptr : stderr);
   auto flush_in_order = [&] {
@@ -350,6 +378,7 @@ int run_run_ut(const po::variables_map& vm) {
         if (fresh_files) {
           fs::remove(files->result_path());
           fs::remove(files->details_path());
+          fs::remove(identity_file_for(files->result_path()));
         }
         std::cerr << me << ": " << e.what() << "\n";
         return kExitPlugin;
@@ -369,11 +398,16 @@ int run_run_ut(const po::variables_map& vm) {
               rows = rows_of(replay::failed_api(job.api, std::string("unreadable worker reply: ") + e.what(),
                                                 !job.backward_json.empty()));
             }
-            if (!o.reply) std::cerr << "\n" << me << ": " << job.api << ": " << o.failure << "; worker replaced\n";
+            if (!o.reply) std::cerr << "\n" << me << ": " << shown_name(job.api) << ": " << o.failure << "; worker replaced\n";
             // The worker's own clock where it replied: the host reads replies in bursts (it naps
             // between looks at the pipes), so its clock is that of the burst, not of the API.
             seconds[o.job] = o.reply && rows.worker_seconds > 0 ? rows.worker_seconds : o.seconds;
             configuration_use.add(rows.configuration_use, !o.reply);
+            if (!rows.error_data_problem.empty()) {
+              ++error_data_failures;
+              std::cerr << "\n" << me << ": " << shown_name(job.api) << ": error data not saved: "
+                        << printable(rows.error_data_problem) << " (its verdicts stand)\n";
+            }
             ready.emplace(o.job, std::move(rows));
             flush_in_order();
           });
@@ -395,6 +429,15 @@ int run_run_ut(const po::variables_map& vm) {
   if (!list.errors.empty()) {
     std::cerr << me << ": " << list.errors.size() << " dump entries could not be read (reported SKIP above)\n";
     return kExitInput;
+  }
+  if (incomplete) {
+    std::cerr << me << ": " << input_file << ": judged an incomplete dump (see above); the result files are complete\n";
+    return kExitInput;
+  }
+  if (error_data_failures) {
+    std::cerr << me << ": the error data of " << error_data_failures << " API" << (error_data_failures == 1 ? "" : "s")
+              << " could not be saved (see above); the result files are complete\n";
+    return kExitOutput;
   }
   return kExitOk;
 }

@@ -51,6 +51,11 @@ class ACCCHECK_INTERFACE DevicePlugin : public DeviceProbe {
     std::uint64_t matched = 0;
   };
   virtual std::vector<ConfigurationUse> configuration_use() const { return {}; }
+  // Since ABI 1.3 (callers check the plugin's abi_minor). run_ut's worker calls it before it
+  // replays each API (the entry name without its direction, "Functional.gelu.0"): a device whose
+  // behaviour draws random numbers (npu-sim's planted noise) seeds them per API, so that a run
+  // gives the same numbers however its APIs are spread over workers, resumed or filtered.
+  virtual void begin_api(const std::string& api) { (void)api; }
 };
 
 }  // namespace acccheck

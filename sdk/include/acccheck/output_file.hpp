@@ -40,4 +40,8 @@ class AtomicOutputFile {
 // Throws "<path>: refusing to write through a symbolic link" when path is a symlink.
 void refuse_symlink_destination(const std::string& path);
 
+// Whether a folder given for outputs is a symbolic link, trailing slashes ignored: "linkdir/" names
+// the link's target to the kernel (lstat follows it), so a check of "linkdir/" as given would pass.
+bool is_symlinked_folder(const std::string& path);
+
 }  // namespace acccheck

@@ -21,7 +21,8 @@ namespace acccheck {
 // Bump the major on any change to a contract header (plugin/hook/device/metric/record); the minor
 // on additions that old plugins do not see.
 inline constexpr std::uint32_t kAbiMajor = 1;
-inline constexpr std::uint32_t kAbiMinor = 2;  // 1.1: HookPlugin::plan_replay; 1.2: DevicePlugin::configuration_use
+inline constexpr std::uint32_t kAbiMinor = 3;  // 1.1: HookPlugin::plan_replay; 1.2: DevicePlugin::configuration_use;
+                                               // 1.3: DevicePlugin::begin_api
 inline constexpr const char* kEntrySymbol = "acccheck_plugin";
 
 // Interface classes keep default visibility even in plugins built with -fvisibility=hidden, so

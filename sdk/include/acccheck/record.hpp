@@ -68,8 +68,25 @@ struct Argument {
   std::vector<Argument> items;                             // list
   std::vector<std::pair<std::string, Argument>> members;   // dict
 
-  static Argument none() { return {}; }
+  static Argument none();
+  // Declared here, defaulted below the class: clang 14 with C++20's libstdc++ (constexpr vector)
+  // defines the implicit ones where the class closes, when std::pair<std::string, Argument> of
+  // `members` is still incomplete, and stops ("arithmetic on a pointer to an incomplete type").
+  // The same inline functions as the implicit ones: no ABI change.
+  Argument();
+  ~Argument();
+  Argument(const Argument&);
+  Argument(Argument&&) noexcept;
+  Argument& operator=(const Argument&);
+  Argument& operator=(Argument&&) noexcept;
 };
+inline Argument::Argument() = default;
+inline Argument::~Argument() = default;
+inline Argument::Argument(const Argument&) = default;
+inline Argument::Argument(Argument&&) noexcept = default;
+inline Argument& Argument::operator=(const Argument&) = default;
+inline Argument& Argument::operator=(Argument&&) noexcept = default;
+inline Argument Argument::none() { return Argument{}; }
 
 enum class Direction { forward, backward };
 

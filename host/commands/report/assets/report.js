@@ -107,6 +107,15 @@
     const span = el("span", { class: "v-" + v.trim() }, v);
     return span;
   };
+  // Tabulator's `tooltip: true` puts the cell's value in through innerHTML: a dtype or message such
+  // as an img element with an onerror attribute would become markup. The tooltip is built here, text only.
+  const textTooltip = (e, cell) => {
+    const v = cell.getValue();
+    if (v === undefined || v === null || v === "") return "";
+    const tip = document.createElement("div");
+    tip.textContent = String(v);
+    return tip;
+  };
   const table = new Tabulator("#api-table", {
     // Every row in the DOM for small runs (what the tests count); only the visible ones for large.
     data: rows, index: "idx", layout: "fitColumns", maxHeight: "420px", renderVertical: rows.length > 2000 ? "virtual" : "basic",
@@ -119,9 +128,9 @@
       { title: "forward", field: "forward", formatter: verdictFormatter, width: 90 },
       { title: "backward", field: "backward", formatter: verdictFormatter, width: 90 },
       { title: compare ? "standard" : "—", field: "standard", formatter: "plaintext", visible: compare },
-      { title: "deciding values", field: "deciding", formatter: "plaintext", widthGrow: 3, tooltip: true },
-      { title: "inputs", field: "inputs", formatter: "plaintext", widthGrow: 2, tooltip: true },
-      { title: "message", field: "message", formatter: "plaintext", widthGrow: 2, tooltip: true },
+      { title: "deciding values", field: "deciding", formatter: "plaintext", widthGrow: 3, tooltip: textTooltip },
+      { title: "inputs", field: "inputs", formatter: "plaintext", widthGrow: 2, tooltip: textTooltip },
+      { title: "message", field: "message", formatter: "plaintext", widthGrow: 2, tooltip: textTooltip },
     ],
   });
 

@@ -131,6 +131,24 @@ const Fault* find_fault(const std::string& name, const std::string& overload, bo
 
 std::uint64_t installed_seed() { return current_plan()->seed; }
 
+namespace {
+std::atomic<std::uint64_t> g_api_key{0};         // mix(hash of the API's name); 0: no API begun
+std::atomic<std::uint64_t> g_api_generation{0};  // grows with every begin_api
+}  // namespace
+
+void begin_api(const std::string& api) {
+  g_api_key.store(mix(hash_text(api)));
+  g_api_generation.fetch_add(1);
+}
+
+std::uint64_t next_call_index(const Fault& fault) {
+  fault.calls->fetch_add(1);
+  // The first call of a fault in a new API restarts its count (one API is replayed at a time).
+  const std::uint64_t generation = g_api_generation.load();
+  if (fault.api_generation->exchange(generation) != generation) fault.api_calls->store(0);
+  return fault.api_calls->fetch_add(1);
+}
+
 std::vector<std::pair<std::string, std::uint64_t>> fault_use() {
   static const char* kinds[] = {"rel_noise", "bias", "scale", "ulp_shift", "low_precision", "nan", "zero", "crash", "hang"};
   static const char* directions[] = {"forward", "backward", "any direction"};
@@ -149,7 +167,7 @@ void apply_value_fault(const Fault& fault, std::uint64_t seed, std::uint64_t cal
   if (!out.defined() || out.numel() == 0) return;
   const bool floating = at::isFloatingType(out.scalar_type());
   if (!floating && fault.kind != FaultKind::zero) return;  // value faults need float outputs
-  std::mt19937_64 rng(mix(seed ^ mix(hash_text(fault.op)) ^ mix(call_index)));
+  std::mt19937_64 rng(mix(seed ^ mix(hash_text(fault.op)) ^ mix(call_index) ^ g_api_key.load()));
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   at::Tensor values = out.to(at::kDouble).contiguous();  // a copy in double; written back with rounding
   double* v = values.data_ptr<double>();

@@ -30,6 +30,9 @@ struct Fault {
   bool tf32 = false;                                             // low_precision: tf32
   double fraction = 1.0;
   std::shared_ptr<std::atomic<std::uint64_t>> calls = std::make_shared<std::atomic<std::uint64_t>>(0);
+  // The calls matched within the current API (begin_api) and which API that count belongs to.
+  std::shared_ptr<std::atomic<std::uint64_t>> api_calls = std::make_shared<std::atomic<std::uint64_t>>(0);
+  std::shared_ptr<std::atomic<std::uint64_t>> api_generation = std::make_shared<std::atomic<std::uint64_t>>(0);
 };
 
 struct FaultPlan {
@@ -54,8 +57,17 @@ std::vector<std::pair<std::string, std::uint64_t>> fault_use();
 // ("aten::mul.out"): structured operators reach a backend that way.
 const Fault* find_fault(const std::string& name, const std::string& overload, bool is_out_variant, bool in_backward);
 
+// run_ut replays `api` next (DevicePlugin::begin_api): the noise of every fault is drawn from the
+// seed, the operator, the API's name and the call's index within that API — so a run's numbers do
+// not depend on which worker replays an API or what it replayed before (-n 1, -n 2, resumed runs
+// and --filter-api subsets are byte-identical). Without it (a program of one's own, the tests)
+// the index counts the fault's calls in the process, as before.
+void begin_api(const std::string& api);
+// Counts a matched call (configuration_use) and returns its index within the current API.
+std::uint64_t next_call_index(const Fault& fault);
+
 // Value faults (rel_noise, bias, scale, ulp_shift, nan, zero) applied in place to one output
-// held in host memory. `call_index` numbers the matched calls of this fault.
+// held in host memory. `call_index` numbers the matched calls of this fault (next_call_index).
 void apply_value_fault(const Fault& fault, std::uint64_t seed, std::uint64_t call_index, const at::Tensor& cpu_output);
 // low_precision: the input rounded to the fault's dtype (returns a new CPU tensor).
 at::Tensor round_input(const Fault& fault, const at::Tensor& cpu_input);

@@ -383,7 +383,7 @@ void sim_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (const auto& a : schema.arguments())
     is_out_variant = is_out_variant || (a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite());
   const Fault* fault = find_fault(schema.name(), schema.overload_name(), is_out_variant, in_backward_pass());
-  std::uint64_t call_index = fault ? fault->calls->fetch_add(1) : 0;
+  std::uint64_t call_index = fault ? next_call_index(*fault) : 0;
   if (fault && fault->kind == FaultKind::crash) std::raise(SIGSEGV);
   if (fault && fault->kind == FaultKind::hang)
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));

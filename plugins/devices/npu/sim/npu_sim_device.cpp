@@ -76,6 +76,7 @@ class NpuSimDevice final : public DevicePlugin {
     for (auto& [entry, matched] : npusim::fault_use()) out.push_back({std::move(entry), matched});
     return out;
   }
+  void begin_api(const std::string& api) override { npusim::begin_api(api); }
 };
 
 }  // namespace
