@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# dump overhead on an unmodified Python script (tests/fixtures/python/train_transformer.py under
-# Debian's /usr/bin/python3 + python3-torch): plain step, tool idle (a step that is not requested),
-# statistics, statistics + Python stacks, tensor mode — interleaved round by round in one run.
-# Usage: bench/python_dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS]
+# dump overhead on an unmodified Python script (tests/fixtures/python/train_transformer.py): plain
+# step, tool idle (a step that is not requested), statistics, statistics + Python stacks, tensor
+# mode — interleaved round by round in one run.
+# Usage: [PYTHON=...] bench/python_dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS]
+# PYTHON: the interpreter whose torch is BUILD_DIR's LibTorch — /usr/bin/python3 (Debian's
+# python3-torch 1.13, for build-debian/; the default) or .venv/bin/python (the 2.13 wheel, build/).
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-3}
 steps=${3:-20}
 acc="$build/acccheck"
 script="$(dirname "$0")/../tests/fixtures/python/train_transformer.py"
+python=${PYTHON:-/usr/bin/python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
@@ -18,11 +21,11 @@ median_of() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2
 run_mode() {
   rm -rf "$work/d"
   case $1 in
-    plain)         /usr/bin/python3 "$script" "${args[@]}" ;;
-    idle)          "$acc" dump --dump-path "$work/d" --step 999999 -- /usr/bin/python3 "$script" "${args[@]}" ;;
-    stats)         "$acc" dump --dump-path "$work/d" --stack off -- /usr/bin/python3 "$script" "${args[@]}" ;;
-    stats+python)  "$acc" dump --dump-path "$work/d" --stack python -- /usr/bin/python3 "$script" "${args[@]}" ;;
-    tensor)        "$acc" dump --dump-path "$work/d" --task tensor --stack off -- /usr/bin/python3 "$script" "${args[@]}" ;;
+    plain)         "$python" "$script" "${args[@]}" ;;
+    idle)          "$acc" dump --dump-path "$work/d" --step 999999 -- "$python" "$script" "${args[@]}" ;;
+    stats)         "$acc" dump --dump-path "$work/d" --stack off -- "$python" "$script" "${args[@]}" ;;
+    stats+python)  "$acc" dump --dump-path "$work/d" --stack python -- "$python" "$script" "${args[@]}" ;;
+    tensor)        "$acc" dump --dump-path "$work/d" --task tensor --stack off -- "$python" "$script" "${args[@]}" ;;
   esac 2>/dev/null | sed -n 's/^median step: \([0-9.]*\) ms/\1/p'
 }
 
