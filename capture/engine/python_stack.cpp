@@ -21,6 +21,7 @@ struct PythonApi {
   Obj (*frame_back)(Obj) = nullptr;
   Obj (*frame_code)(Obj) = nullptr;
   int (*frame_line)(Obj) = nullptr;
+  int (*frame_lasti)(Obj) = nullptr;  // 3.11+ (optional): the instruction offset, a cache key for the line
   void (*incref)(Obj) = nullptr;
   void (*decref)(Obj) = nullptr;
   Obj (*get_attr)(Obj, const char*) = nullptr;
@@ -40,6 +41,7 @@ struct PythonApi {
     frame_back = reinterpret_cast<Obj (*)(Obj)>(sym("PyFrame_GetBack"));
     frame_code = reinterpret_cast<Obj (*)(Obj)>(sym("PyFrame_GetCode"));
     frame_line = reinterpret_cast<int (*)(Obj)>(sym("PyFrame_GetLineNumber"));
+    frame_lasti = reinterpret_cast<int (*)(Obj)>(sym("PyFrame_GetLasti"));
     incref = reinterpret_cast<void (*)(Obj)>(sym("Py_IncRef"));
     decref = reinterpret_cast<void (*)(Obj)>(sym("Py_DecRef"));
     get_attr = reinterpret_cast<Obj (*)(Obj, const char*)>(sym("PyObject_GetAttrString"));
@@ -75,6 +77,25 @@ std::string text_attr(const PythonApi& py, void* obj, const char* name) {
   return out;
 }
 
+// (code object, instruction offset) → line; accessed only with the GIL held. PyFrame_GetLineNumber
+// walks the code's location table from its start on every call, and the same few call sites (the
+// module __call__ machinery, the model's forward) are on every captured stack.
+int line_of(const PythonApi& py, void* frame, void* code) {
+  if (!py.frame_lasti) return py.frame_line(frame);
+  struct KeyHash {
+    std::size_t operator()(const std::pair<void*, int>& k) const {
+      return std::hash<void*>()(k.first) ^ (static_cast<std::size_t>(k.second) * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  static auto* lines = new std::unordered_map<std::pair<void*, int>, int, KeyHash>;
+  const std::pair<void*, int> key{code, py.frame_lasti(frame)};
+  auto it = lines->find(key);
+  if (it != lines->end()) return it->second;
+  const int line = py.frame_line(frame);
+  lines->emplace(key, line);
+  return line;
+}
+
 const PythonCode* code_of(const PythonApi& py, void* code) {
   auto& m = codes();
   auto it = m.find(code);
@@ -98,7 +119,7 @@ PythonFrames capture_python_stack(std::size_t max_frames) {
   while (frame && frames.size() < max_frames) {
     void* code = py.frame_code(frame);
     if (code) {
-      frames.emplace_back(code_of(py, code), py.frame_line(frame));
+      frames.emplace_back(code_of(py, code), line_of(py, frame, code));
       py.decref(code);
     }
     void* back = py.frame_back(frame);
