@@ -1,5 +1,7 @@
 #include "error_data_files.hpp"
 
+#include <acccheck/fnv1a.hpp>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -28,8 +30,7 @@ std::string error_data_stem(const std::string& api) {
   if (plain) return stem;
   // The "entry_" prefix keeps a hashed stem from equalling any plain one (a plain name would need
   // to end in the same 16 hex digits after a '-' and start with "entry_": the hash decides then).
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  for (unsigned char c : api) h = (h ^ c) * 1099511628211ull;
+  const std::uint64_t h = fnv1a64(api);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   return "entry_" + stem + "-" + hex;

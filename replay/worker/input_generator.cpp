@@ -140,11 +140,9 @@ at::Tensor InputGenerator::tensor(const TensorSpec& spec) {
                              "' but has no dump_data_dir (a statistics dump with tensor names?)");
   if (!spec.data_name.empty()) {
     std::string path = (std::filesystem::path(real_data_dir) / spec.data_name).string();
-    std::uint64_t elements = 1;
-    for (auto d : spec.shape) elements *= static_cast<std::uint64_t>(std::max<std::int64_t>(d, 0));
     // Where, what and how large, checked before a byte is read (tensor_file_check.hpp).
-    t = tensor_from_file_bytes(path, read_real_data_file(real_data_dir, spec.data_name,
-                                                         elements * dtype_item_size(spec.dtype), allow_outside_dump));
+    t = tensor_from_file_bytes(path, read_real_data_file(real_data_dir, spec.data_name, tensor_bytes(spec.shape, spec.dtype),
+                                                         allow_outside_dump));
     std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
     if (!spec.shape.empty() || !shape.empty())
       if (shape != spec.shape) throw std::runtime_error(path + ": holds a tensor of another shape than the dump's field 'shape'");

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -532,6 +533,12 @@ std::uint64_t dtype_item_size(const std::string& d) {
       {"torch.float8_e4m3fnuz", 1}, {"torch.float8_e5m2fnuz", 1}};
   auto it = sizes.find(d);
   return it == sizes.end() ? 8 : it->second;
+}
+
+std::uint64_t tensor_bytes(const std::vector<std::int64_t>& shape, const std::string& torch_dtype) {
+  std::uint64_t elements = 1;
+  for (auto d : shape) elements *= static_cast<std::uint64_t>(std::max<std::int64_t>(d, 0));
+  return elements * dtype_item_size(torch_dtype);
 }
 
 std::vector<char> read_real_data_file(const std::string& folder, const std::string& data_name,

@@ -22,6 +22,9 @@ std::vector<char> read_real_data_file(const std::string& folder, const std::stri
                                       std::uint64_t expected_bytes, bool allow_outside);
 // Bytes of one element of a dtype as the dump names it ("torch.bfloat16" → 2; unknown → 8).
 std::uint64_t dtype_item_size(const std::string& torch_dtype);
+// Bytes of a tensor of this shape and dtype (negative dimensions count as 0): read_real_data_file's
+// `expected_bytes` for a dump's tensor.
+std::uint64_t tensor_bytes(const std::vector<std::int64_t>& shape, const std::string& torch_dtype);
 
 // Why `bytes` are not a single-tensor file that LibTorch can load safely, or "" if they are:
 //  - a well-formed zip archive whose records are stored (torch.save does not compress), each

@@ -85,9 +85,7 @@ std::string argument_code(const Argument& a, const std::string& where, const Dum
       if (!a.tensor.data_name.empty() && header.dump_data_dir) {
         // Read later exactly where and as run_ut reads it; named here as nothing in the dump decides.
         file = "inputs/" + bundled_name(a.tensor.data_name);
-        std::uint64_t elements = 1;
-        for (auto d : a.tensor.shape) elements *= static_cast<std::uint64_t>(std::max<std::int64_t>(d, 0));
-        g.data_files.push_back({a.tensor.data_name, elements * replay::dtype_item_size(a.tensor.dtype), file});
+        g.data_files.push_back({a.tensor.data_name, replay::tensor_bytes(a.tensor.shape, a.tensor.dtype), file});
       }
       return "tensor(" + shape + ", " + dt->second + ", " + number(lo) + ", " + number(hi) +
              (file.empty() ? "" : ", " + cxx_string(file)) + ")";

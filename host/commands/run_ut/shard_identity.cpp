@@ -9,6 +9,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include <acccheck/fnv1a.hpp>
 #include <acccheck/json.hpp>
 #include <acccheck/output_file.hpp>
 
@@ -19,11 +20,11 @@ namespace fs = std::filesystem;
 std::string dump_digest(const std::string& dump_json) {
   std::FILE* f = std::fopen(dump_json.c_str(), "rb");
   if (!f) throw std::runtime_error(dump_json + ": cannot open: " + std::strerror(errno));
-  std::uint64_t h = 1469598103934665603ull, size = 0;
+  std::uint64_t h = kFnv1a64Offset, size = 0;
   unsigned char buf[1 << 16];
   for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) {
     size += n;
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ buf[i]) * 1099511628211ull;
+    h = fnv1a64(buf, n, h);
   }
   std::fclose(f);
   char hex[17];
