@@ -9,7 +9,9 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
+#include <cstdint>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 
 namespace acccheck {
@@ -58,6 +60,16 @@ int register_temporary(const std::string& path) {
   return -1;
 }
 
+// 12 characters from [0-9a-z]: a collision with another temporary is left to O_EXCL.
+std::string random_suffix() {
+  thread_local std::mt19937_64 engine{std::random_device{}() ^
+                                      (static_cast<std::uint64_t>(::getpid()) << 32)};
+  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string suffix(12, '0');
+  for (char& c : suffix) c = kDigits[engine() % 36];
+  return suffix;
+}
+
 void unregister_temporary(int slot) {
   if (slot < 0) return;
   std::lock_guard<std::mutex> lock(g_slots_mutex);
@@ -83,12 +95,20 @@ void refuse_symlink_destination(const std::string& path) {
 
 AtomicOutputFile::AtomicOutputFile(std::string path, unsigned mode) : path_(std::move(path)) {
   refuse_symlink_destination(path_);
-  std::string tmpl = path_ + ".tmp-XXXXXX";
-  std::string buf = tmpl;
-  fd_ = ::mkstemp(buf.data());
-  if (fd_ < 0) throw std::runtime_error(path_ + ": cannot create output file: " + std::strerror(errno));
-  temp_path_ = buf;
-  slot_ = register_temporary(temp_path_);
+  // The name is registered with the signal handler before the file exists (mkstemp would create it
+  // first): a SIGTERM between creating and registering left the temporary behind.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    temp_path_ = path_ + ".tmp-" + random_suffix();
+    slot_ = register_temporary(temp_path_);
+    fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd_ >= 0) break;
+    int error = errno;
+    unregister_temporary(slot_);
+    slot_ = -1;
+    if (error != EEXIST)
+      throw std::runtime_error(path_ + ": cannot create output file: " + std::strerror(error));
+  }
+  if (fd_ < 0) throw std::runtime_error(path_ + ": cannot create output file: no free temporary name");
   ::fchmod(fd_, static_cast<mode_t>(mode));
 }
 
