@@ -24,4 +24,4 @@ ASAN_OPTIONS=detect_leaks=1:handle_segv=0 ctest --test-dir build-asan -j2 --outp
 # (2.8 min of g++ and a program that links no acccheck code; the repro command itself, its
 # refusals and its real-data copies stay here).
 ASAN_OPTIONS=detect_leaks=0:handle_segv=0:verify_asan_link_order=0 ctest --test-dir build-asan -j2 --output-on-failure \
-  -E "$torch_free|^Scenarios/Detection|^DetectionHealthy|^Models/ModelCorpus|^MsprobeInterop|^Demo\.Repro(KeepsHostileTexts|OfATensorDump|BuildsAndShows)"
+  -E "$torch_free|^Scenarios/Detection|^DetectionHealthy|^Models/ModelCorpus|^MsprobeInterop|^VendorFusedOpExample|^Dtypes/FusedOpsProgram|^Demo\.Repro(KeepsHostileTexts|OfATensorDump|BuildsAndShows)"

@@ -5,6 +5,8 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/_to_copy.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/triu.h>
 #include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -77,6 +79,30 @@ void tag_tensors(Argument& a, std::vector<const TensorSpec*>& specs, std::vector
   }
   for (auto& item : a.items) tag_tensors(item, specs, positional, pos);
   for (auto& m : a.members) tag_tensors(m.second, specs, positional, pos);
+}
+
+// run-ut.md §3.2: npu_fusion_attention's sparse modes 2-4 take the compressed 2048×2048 causal mask
+// (True above the diagonal). A mask without a data file is that mask, not random booleans drawn
+// from its statistics (which the reference would take for a real S1×S2 mask).
+void expand_compressed_mask(BoundCall& call, std::vector<at::Tensor>& base, const std::vector<const TensorSpec*>& specs,
+                            const std::string& real_data_dir) {
+  const auto& params = call.op.schema().arguments();
+  std::optional<std::size_t> mask_at, mode_at;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (params[i].name() == "atten_mask") mask_at = i;
+    if (params[i].name() == "sparse_mode") mode_at = i;
+  }
+  if (!mask_at || !mode_at || !call.stack[*mode_at].isInt() || !call.stack[*mask_at].isTensor()) return;
+  const std::int64_t mode = call.stack[*mode_at].toInt();
+  if (mode < 2 || mode > 4) return;
+  const c10::TensorImpl* mask = call.stack[*mask_at].toTensor().unsafeGetTensorImpl();
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    if (base[i].unsafeGetTensorImpl() != mask) continue;
+    if (!specs[i]->data_name.empty() && !real_data_dir.empty()) return;  // the real mask, read from its file
+    base[i] = at::triu(at::ones({2048, 2048}), 1).to(at::kBool);
+    call.stack[*mask_at] = base[i];
+    return;
+  }
 }
 
 std::int64_t tensor_id(const TensorSpec& t) {
@@ -210,11 +236,12 @@ at::Tensor backward_root(const std::vector<IValue>& results, const std::string& 
 
 // The outputs autograd can start from (those that require grad), in output order, tensor lists
 // flattened: the node's inputs, whose gradients the dump's backward entry holds in the same order.
-std::vector<at::Tensor> differentiable_outputs(const std::vector<IValue>& results) {
+// Every tensor among the results, depth first (undefined ones included: positions match across sides).
+std::vector<at::Tensor> output_tensors(const std::vector<IValue>& results) {
   std::vector<at::Tensor> out;
   std::function<void(const IValue&)> walk = [&](const IValue& v) {
     if (v.isTensor()) {
-      if (v.toTensor().defined() && v.toTensor().requires_grad()) out.push_back(v.toTensor());
+      out.push_back(v.toTensor());
     } else if (v.isTensorList() || v.isList()) {
       const auto list = v.toList();
       for (std::size_t k = 0; k < list.size(); ++k) walk(list.get(k));
@@ -337,15 +364,21 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
     plan.kwargs = fwd.kwargs;
   } else if (fwd.api.rfind("NPU.", 0) == 0) {
     // Vendor ops (run-ut.md §4): the device runs the vendor's operator; the benchmark runs the
-    // device plugin's reference implementation of it.
-    std::string name = fwd.api.substr(4, fwd.api.rfind('.') - 4);
-    auto fns = ctx.device->bench_functions();
-    auto it = fns.find("npu::" + name);
-    if (it == fns.end()) throw std::runtime_error("There is not bench function " + name);
-    bench_function = it->second;
-    plan.op = "npu::" + name;
+    // device plugin's reference implementation of it (looked up below).
+    plan.op = "npu::" + fwd.api.substr(4, fwd.api.rfind('.') - 4);
     plan.args = fwd.args;
     plan.kwargs = fwd.kwargs;
+    // msprobe records the optimizer steps' out=(var, m, v) as one list; the schema names them.
+    if (plan.op == "npu::npu_apply_adam_w" || plan.op == "npu::npu_apply_adam")
+      for (std::size_t i = 0; i < plan.kwargs.size(); ++i)
+        if (plan.kwargs[i].first == "out" && plan.kwargs[i].second.kind == Argument::Kind::list && plan.kwargs[i].second.items.size() == 3) {
+          auto state = plan.kwargs[i].second.items;
+          plan.kwargs.erase(plan.kwargs.begin() + static_cast<std::ptrdiff_t>(i));
+          plan.kwargs.emplace_back("var", state[0]);
+          plan.kwargs.emplace_back("m", state[1]);
+          plan.kwargs.emplace_back("v", state[2]);
+          break;
+        }
   } else if (fwd.api.rfind("Aten.", 0) == 0) {
     std::string rest = fwd.api.substr(5, fwd.api.rfind('.') - 5);  // "mm" / "add.Tensor"
     plan.op = "aten::" + rest;
@@ -364,6 +397,17 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
     }
     if (!found) throw std::runtime_error(why.empty() ? "no hook plugin knows how to replay " + fwd.api : why);
   }
+  // An operator outside aten with a reference among the device plugin's bench functions (a vendor's
+  // fused operator, which has no CPU kernel) runs that reference on the benchmark side, whether the
+  // entry comes from msprobe (NPU.<op>) or from our capture (op_name npu::<op>).
+  {
+    const std::string base_op = plan.op.substr(0, plan.op.find('.', plan.op.find("::")));
+    if (base_op.rfind("aten::", 0) != 0) {
+      auto fns = ctx.device->bench_functions();
+      if (auto it = fns.find(base_op); it != fns.end()) bench_function = it->second;
+      else if (base_op.rfind("npu::", 0) == 0) throw std::runtime_error("There is not bench function " + base_op.substr(5));
+    }
+  }
   // A random operator's outputs differ from run to run on any device: there is nothing to judge
   // (dropout keeps the reference's zero-count rule; docs/compat.md).
   if (fwd.api.find("dropout") == std::string::npos && draws_random_numbers(plan.op))
@@ -375,6 +419,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   for (const auto& [k, a] : plan.kwargs) kwargs.emplace_back(k, to_ivalue(a, base));
   phases.mark("generate");
   BoundCall call = bind_operator(plan.op, args, kwargs);
+  if (short_api == "npu_fusion_attention" && !plan_only) expand_compressed_mask(call, base, specs, ctx.real_data_dir);
   phases.mark("bind");
   if (plan_only) {
     ApiResult ok;
@@ -454,8 +499,13 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   for (const auto& t : base) out.fp8_input = out.fp8_input || (t.defined() && core::is_float8_type(t.scalar_type()));
   auto cpu = [](const at::Tensor& t) { return t; };
   auto dev_to_cpu = [&](const at::Tensor& t) { return ctx.device->to_cpu(t); };
-  out.bench = output_value_of(results_value(bench.results), cpu, widening);
-  out.device = output_value_of(results_value(device.results), dev_to_cpu, widening);
+  // run-ut.md §4: of npu_fusion_attention's results only the attention output is compared (the
+  // reference returns three, the device seven; softmax_max/sum are the kernel's own bookkeeping).
+  auto compared = [&](const std::vector<IValue>& r) {
+    return short_api == "npu_fusion_attention" && r.size() > 1 ? std::vector<IValue>{r[0]} : r;
+  };
+  out.bench = output_value_of(results_value(compared(bench.results)), cpu, widening);
+  out.device = output_value_of(results_value(compared(device.results)), dev_to_cpu, widening);
   phases.mark("widen");
 
   // Backward (run-ut.md §5).
@@ -483,22 +533,32 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
       // Beyond the reference ("Multiple backward is not supported."): every output that requires
       // grad gets the gradient the dump recorded for it (in the node's order), zeros where it got
       // none — native_batch_norm, native_layer_norm, max_pool2d_with_indices, lstm, gru, ...
-      std::vector<at::Tensor> roots_bench = differentiable_outputs(bench.results);
-      std::vector<at::Tensor> roots_device = differentiable_outputs(device.results);
-      if (roots_bench.empty() || roots_bench.size() != roots_device.size())
-        throw std::runtime_error("no output of " + fwd.api + " requires grad on both sides; cannot run backward");
-      if (bwd->grad_inputs.size() > roots_bench.size())
+      // The recorded gradients follow the device's outputs that require grad (the node's inputs, in
+      // order). An output is a root where it requires grad on both sides: one that depends on no
+      // input requiring grad (rms_norm's rstd when only gamma does) requires none in the reference,
+      // however a fused kernel's autograd node marks it.
+      const std::vector<at::Tensor> outs_bench = output_tensors(bench.results), outs_device = output_tensors(device.results);
+      auto requires_grad = [](const at::Tensor& t) { return t.defined() && t.requires_grad(); };
+      std::size_t device_roots = 0;
+      for (const auto& t : outs_device) device_roots += requires_grad(t);
+      if (bwd->grad_inputs.size() > device_roots)
         throw std::runtime_error(bwd->entry_name() + ": field 'input': " + std::to_string(bwd->grad_inputs.size()) +
-                                 " gradients for " + std::to_string(roots_bench.size()) + " outputs that require grad");
-      std::vector<at::Tensor> seeds_bench, seeds_device;
-      for (std::size_t k = 0; k < roots_bench.size(); ++k) {
-        const bool recorded = k < bwd->grad_inputs.size() && bwd->grad_inputs[k].kind == Argument::Kind::tensor;
-        at::Tensor seed = recorded ? gen.tensor(bwd->grad_inputs[k].tensor)
-                                   : at::zeros(roots_device[k].sizes(), roots_device[k].options().device(c10::kCPU));
-        if (k == 0) seed_for_save = seed;
-        seeds_bench.push_back(at::_to_copy(seed, at::TensorOptions().dtype(roots_bench[k].scalar_type())));
+                                 " gradients for " + std::to_string(device_roots) + " outputs that require grad");
+      std::vector<at::Tensor> roots_bench, roots_device, seeds_bench, seeds_device;
+      for (std::size_t i = 0, k = 0; i < outs_device.size(); ++i) {
+        if (!requires_grad(outs_device[i])) continue;
+        const std::size_t seed_index = k++;
+        if (i >= outs_bench.size() || !requires_grad(outs_bench[i])) continue;
+        const bool recorded = seed_index < bwd->grad_inputs.size() && bwd->grad_inputs[seed_index].kind == Argument::Kind::tensor;
+        at::Tensor seed = recorded ? gen.tensor(bwd->grad_inputs[seed_index].tensor)
+                                   : at::zeros(outs_device[i].sizes(), outs_device[i].options().device(c10::kCPU));
+        if (roots_bench.empty()) seed_for_save = seed;
+        roots_bench.push_back(outs_bench[i]);
+        roots_device.push_back(outs_device[i]);
+        seeds_bench.push_back(at::_to_copy(seed, at::TensorOptions().dtype(outs_bench[i].scalar_type())));
         seeds_device.push_back(to_device(seed));
       }
+      if (roots_bench.empty()) throw std::runtime_error("no output of " + fwd.api + " requires grad on both sides; cannot run backward");
       phases.mark("seed");
       timed([&] { torch::autograd::backward(roots_bench, seeds_bench); });
       timed([&] {

@@ -9,25 +9,12 @@
 #include <iostream>
 #include <thread>
 
-#include <acccheck/device.hpp>
-
-#include "plugin_host/plugin_registry.hpp"
+#include "npu_sim_device.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
-  acccheck::core::PluginRegistry registry;
-  acccheck::core::PluginSearch search;
-  search.dirs = {argv[1]};
-  registry.load(search, {acccheck::PluginKind::device});
-  acccheck::DevicePlugin* npu = nullptr;
-  for (const auto& [info, probe] : registry.devices())
-    if (probe->device_name() == "npu-sim") npu = dynamic_cast<acccheck::DevicePlugin*>(probe);
-  if (!npu) {
-    std::cerr << "npu-sim plugin not found in " << argv[1] << "\n";
-    return 2;
-  }
-  npu->configure({});
-  npu->initialize({0});
+  acccheck::DevicePlugin* npu = acccheck::test_programs::start_npu_sim(argv[1]);
+  if (!npu) return 2;
   int steps = std::atoi(argv[2]);
 
   std::atomic<bool> done{false};

@@ -6,6 +6,8 @@
 
 #include <acccheck/device.hpp>
 
+#include "fused_ops.hpp"
+
 namespace {
 
 using namespace acccheck;
@@ -26,6 +28,7 @@ class CudaDevice final : public DevicePlugin {
     index_ = device_ids.empty() ? 0 : device_ids.front();
     // Touch the device once so a bad index fails here, with its id, not inside a test.
     at::empty({1}, at::TensorOptions().device(device()));
+    fused::define_missing_operators();  // the vendor fused operators, run by their device formula on the GPU
   }
 
   c10::Device device() const override { return c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index_)); }
@@ -39,6 +42,9 @@ class CudaDevice final : public DevicePlugin {
     using S = c10::ScalarType;
     return {S::Half, S::BFloat16, S::Float, S::Double, S::Bool, S::Byte, S::Char, S::Short, S::Int, S::Long};
   }
+
+  // The vendor fused operators' references (plugins/devices/fused): run_ut's benchmark for NPU.* entries.
+  std::map<std::string, BenchFunction> bench_functions() const override { return fused::reference_functions(); }
 
  private:
   int index_ = 0;

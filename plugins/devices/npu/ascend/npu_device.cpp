@@ -13,6 +13,8 @@
 
 #include <acccheck/device.hpp>
 
+#include "fused_ops.hpp"
+
 namespace {
 
 using namespace acccheck;
@@ -60,6 +62,7 @@ class AscendNpuDevice final : public DevicePlugin {
     } catch (const std::exception& e) {
       throw std::runtime_error(std::string("npu: init failed: ") + e.what());
     }
+    fused::define_missing_operators();  // those torch_npu lacks (an older torch_npu)
   }
 
   c10::Device device() const override { return c10::Device(kDevice, static_cast<c10::DeviceIndex>(index_)); }
@@ -73,6 +76,9 @@ class AscendNpuDevice final : public DevicePlugin {
     using S = c10::ScalarType;
     return {S::Half, S::BFloat16, S::Float, S::Bool, S::Byte, S::Char, S::Short, S::Int, S::Long};
   }
+
+  // The vendor fused operators' references (plugins/devices/fused): run_ut's benchmark for NPU.* entries.
+  std::map<std::string, BenchFunction> bench_functions() const override { return fused::reference_functions(); }
 
  private:
   Availability probe() const {

@@ -57,6 +57,17 @@ std::vector<std::pair<std::string, std::uint64_t>> fault_use();
 // ("aten::mul.out"): structured operators reach a backend that way.
 const Fault* find_fault(const std::string& name, const std::string& overload, bool is_out_variant, bool in_backward);
 
+// While one lives on this thread, find_fault finds nothing: the operators a fused operator's kernel
+// runs inside are its own arithmetic, not calls a fault file names (a fault on aten::mm must not
+// change npu_fusion_attention, whose kernel multiplies too).
+class FaultsOff {
+ public:
+  FaultsOff();
+  ~FaultsOff();
+  FaultsOff(const FaultsOff&) = delete;
+  FaultsOff& operator=(const FaultsOff&) = delete;
+};
+
 // run_ut replays `api` next (DevicePlugin::begin_api): the noise of every fault is drawn from the
 // seed, the operator, the API's name and the call's index within that API — so a run's numbers do
 // not depend on which worker replays an API or what it replayed before (-n 1, -n 2, resumed runs

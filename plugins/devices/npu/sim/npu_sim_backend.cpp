@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "fault_injection.hpp"
+#include "fused_op_kernels.hpp"
 #include "fused_rnn_cells.hpp"
 
 namespace acccheck::npusim {
@@ -258,6 +259,7 @@ bool run_fused_rnn_cell(const std::string& name, std::size_t nargs, const Arg& a
 // Runs the operator on host views of its inputs with a custom formula; returns false when the
 // operator has no healthy-accelerator variant (then the plain CPU kernel runs).
 bool run_accelerator_variant(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (run_fused_operator(op, stack)) return true;  // a vendor fused operator: its device formula on the device
   const auto& schema = op.schema();
   const std::string& name = schema.name();
   // Structured operators reach a backend as their out= variant (mm → mm.out): same arguments
@@ -486,6 +488,7 @@ void register_backend() {
     }
     auto* fallback = new torch::Library(torch::Library::IMPL, "_", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
     fallback->fallback(torch::CppFunction::makeFromBoxedFunction<&sim_fallback>());
+    register_fused_operators(&sim_fallback);
     at::addGlobalCallback(at::RecordFunctionCallback(&on_node_start, &on_node_end)
                               .scopes({at::RecordScope::BACKWARD_FUNCTION}));
     g_registered = true;
