@@ -52,6 +52,7 @@ c10::TypePtr without_optional(c10::TypePtr t) {
 
 // The case's named arguments bound to the overload that has them all, defaults filled in.
 std::vector<c10::IValue> stack_for(const std::string& op, const Json& named) {
+  cpu_device();  // the schemas: each test may run in a process of its own (ctest)
   auto& dispatcher = c10::Dispatcher::singleton();
   for (const char* overload : {"", "out"}) {
     auto handle = dispatcher.findSchema({op, overload});
