@@ -104,7 +104,11 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, const std::stri
   }
   const double rtol = want.scalar_type() == at::kDouble ? 1e-12 : want.scalar_type() == at::kFloat ? 2e-6 : 1e-3;
   at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
-  at::Tensor err = (g - w).abs(), bound = w.abs() * rtol + rtol * 1e-3;
+  // Relative to each element and to the output's scale: where a value comes out of a cancellation
+  // (x - mean, silu near 0) its own magnitude says nothing of the precision it can have, and LibTorch
+  // 1.13's and 2.x's CPU kernels sum in different orders (group_norm_silu: 4.8e-7 apart, outputs up to ~4.7).
+  const double scale = w.numel() ? w.abs().max().item<double>() : 0.0;
+  at::Tensor err = (g - w).abs(), bound = w.abs() * rtol + rtol * (scale + 1e-3);
   EXPECT_TRUE((err <= bound).all().item<bool>()) << what << ": largest error " << err.max().item<double>() << "\n got " << g
                                                  << "\n want " << w;
 }

@@ -39,6 +39,11 @@ const std::string kPython = ACCCHECK_TEST_PYTHON;
 
 const char* kConvFault = "{op: \"aten::convolution_overrideable\", direction: forward, kind: rel_noise, magnitude: 1.0e-2}";
 const char* kNormFault = "{op: \"aten::native_layer_norm\", direction: forward, kind: bias, magnitude: 1.0e-2}";
+// The bfloat16 ResNet is judged against the reference side's own bfloat16 convolution, and LibTorch
+// 1.13's CPU one is coarse: median relative error 2.1 % against float64 (2.13's: 0.29 %), measured on
+// a 64-channel 3x3 conv. The benchmark standard flags a device twice as wrong as the reference side,
+// so noise of 1e-2 to 1e-1 is caught on some convolutions only; 2e-1 on all of them.
+const char* kConvFaultBf16 = "{op: \"aten::convolution_overrideable\", direction: forward, kind: rel_noise, magnitude: 2.0e-1}";
 const char* kMmFault = "{op: \"aten::mm\", direction: backward, kind: rel_noise, magnitude: 1.0e-2}";
 
 class ModelCorpus : public ::testing::TestWithParam<Model> {
@@ -141,5 +146,5 @@ INSTANTIATE_TEST_SUITE_P(Models, ModelCorpus,
                                            Model{"mobilenet_v3_small", "fp32", true, kConvFault},
                                            Model{"efficientnet_b0", "fp32", true, kConvFault},
                                            Model{"vit", "fp32", true, kNormFault}, Model{"swin_t", "fp32", true, kNormFault},
-                                           Model{"resnet18", "bf16", true, kConvFault}),
+                                           Model{"resnet18", "bf16", true, kConvFaultBf16}),
                          [](const ::testing::TestParamInfo<Model>& info) { return info.param.label(); });
