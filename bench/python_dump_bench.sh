@@ -2,9 +2,11 @@
 # dump overhead on an unmodified Python script (tests/fixtures/python/train_transformer.py): plain
 # step, tool idle (a step that is not requested), statistics, statistics + Python stacks, tensor
 # mode — interleaved round by round in one run.
-# Usage: [PYTHON=...] bench/python_dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS]
+# Usage: [PYTHON=...] [ARGS="..."] bench/python_dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS]
 # PYTHON: the interpreter whose torch is BUILD_DIR's LibTorch — /usr/bin/python3 (Debian's
 # python3-torch 1.13, for build-debian/; the default) or .venv/bin/python (the 2.13 wheel, build/).
+# ARGS: the model's size instead of the default one, e.g. the small op-bound step of issue 24's item 11:
+# ARGS="--dim 64 --seq 16 --batch 4 --vocab 1000".
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-3}
@@ -15,7 +17,8 @@ python=${PYTHON:-/usr/bin/python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-args=(--steps "$steps" --workers 0 --dim 256 --seq 64 --batch 16 --vocab 1000)
+read -r -a size <<< "${ARGS:---dim 256 --seq 64 --batch 16 --vocab 1000}"
+args=(--steps "$steps" --workers 0 "${size[@]}")
 
 median_of() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 run_mode() {
