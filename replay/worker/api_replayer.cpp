@@ -403,8 +403,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   {
     const std::string base_op = plan.op.substr(0, plan.op.find('.', plan.op.find("::")));
     if (base_op.rfind("aten::", 0) != 0) {
-      auto fns = ctx.device->bench_functions();
-      if (auto it = fns.find(base_op); it != fns.end()) bench_function = it->second;
+      if (auto it = ctx.bench_functions.find(base_op); it != ctx.bench_functions.end()) bench_function = it->second;
       else if (base_op.rfind("npu::", 0) == 0) throw std::runtime_error("There is not bench function " + base_op.substr(5));
     }
   }

@@ -4,6 +4,7 @@
 // reference; only a crash or a hang escapes, and the host handles those.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,8 @@ namespace acccheck::replay {
 
 struct ReplayContext {
   DevicePlugin* device = nullptr;
+  // device->bench_functions(), asked once per worker: every vendor API looks its reference up here.
+  std::map<std::string, BenchFunction> bench_functions;
   std::vector<const HookPlugin*> planners;  // hook plugins that implement plan_replay (ABI ≥ 1.1)
   MetricContext metrics;
   bool bench_float64 = false;               // --bench float64: every float input raised to float64

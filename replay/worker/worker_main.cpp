@@ -121,6 +121,7 @@ int main() {
           for (const auto& id : d->items()) ids.push_back(static_cast<int>(id.as_int()));
         if (ids.empty()) ids.push_back(0);
         ctx.device->initialize(ids);
+        ctx.bench_functions = ctx.device->bench_functions();
       }
     if (!ctx.device) {
       std::string names;
