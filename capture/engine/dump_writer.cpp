@@ -85,9 +85,52 @@ void write_whole_file(const std::string& path, const std::string& text) {
 struct DumpWriter::StepFiles {
   std::string dir;
   std::unique_ptr<StreamingDumpJsonWriter> json;
-  StackMap stacks;
+  // stack.json's groups in first-use order: the lines, the entries that have them.
+  std::vector<std::pair<const StackLines*, std::vector<std::string>>> stack_groups;
+  std::unordered_map<const StackLines*, std::size_t> group_of;
   bool tensor_dir_made = false;
+
+  // stack.json as the SDK's stack_json_text writes it (json.dump indent=1).
+  std::string stack_json() const {
+    if (stack_groups.empty()) return "{}";
+    std::string out = "{";
+    for (std::size_t n = 0; n < stack_groups.size(); ++n) {
+      out += n ? ",\n \"" : "\n \"";
+      out += std::to_string(n);
+      out += "\": [\n  [";
+      const auto& names = stack_groups[n].second;
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        out += k ? ",\n   " : "\n   ";
+        append_json_string(out, names[k]);
+      }
+      out += "\n  ],\n  ";
+      out += stack_groups[n].first->text;
+      out += "\n ]";
+    }
+    out += "\n}";
+    return out;
+  }
 };
+
+const DumpWriter::StackLines& DumpWriter::intern(std::vector<std::string> lines) {
+  auto& slot = interned_[lines];
+  if (!slot) {
+    slot = std::make_unique<StackLines>();
+    std::string& t = slot->text;
+    if (lines.empty()) {
+      t = "[]";
+    } else {
+      t = "[";
+      for (std::size_t k = 0; k < lines.size(); ++k) {
+        t += k ? ",\n   " : "\n   ";
+        append_json_string(t, lines[k]);
+      }
+      t += "\n  ]";
+    }
+    slot->lines = std::move(lines);
+  }
+  return *slot;
+}
 
 DumpWriter::DumpWriter(const core::DumpOptions& options, std::string rank_dir,
                        std::function<void(const std::string&)> on_error)
@@ -191,39 +234,43 @@ void DumpWriter::write_record(CapturedRecord& c) {
     return;
   }
   StepFiles& f = files_for(c.step);
-  ApiRecord record = build_api_record(c, options_.tensor_mode());
-  if (!c.pending_statistics.empty() || !c.tensors.empty()) {
-    std::vector<const TensorSpec*> specs;  // by ordinal
-    std::size_t next = 0;
-    for_each_tensor_spec(record, [&](std::size_t ordinal, TensorSpec& spec) {
+  if (!c.pending_statistics.empty()) {  // device statistics, read back here: into their tensors' values
+    std::size_t ordinal = 0, next = 0;
+    for (FlatValue& v : c.values) {
+      if (v.kind != FlatValue::Kind::tensor) continue;
       if (next < c.pending_statistics.size() && c.pending_statistics[next].first == ordinal)
-        apply_pending_statistics(c.pending_statistics[next++].second, spec);
-      specs.push_back(&spec);
-    });
-    if (!c.tensors.empty()) {
-      std::string tdir = (fs::path(f.dir) / "dump_tensor_data").string();
-      if (!f.tensor_dir_made) {
-        make_dirs(tdir);
-        f.tensor_dir_made = true;
-      }
-      for (auto& [ordinal, t] : c.tensors) {
-        // Python's torch.save layout: a contiguous CPU tensor (dump-format.md §2.6).
-        std::vector<char> bytes = core::tensor_file_bytes(t);
-        write_new_file((fs::path(tdir) / specs.at(ordinal)->data_name).string(), bytes.data(), bytes.size());
-        ++totals_.tensor_files;
-      }
-      c.tensors.clear();
+        apply_pending_statistics(c.pending_statistics[next++].second, v.stats);
+      ++ordinal;
     }
   }
-  f.json->write(record);
+  entry_text_.clear();
+  tensor_names_.clear();
+  append_entry_json(c, options_.tensor_mode(), entry_text_, &tensor_names_);
+  if (!c.tensors.empty()) {  // the files before the entry that names them
+    std::string tdir = (fs::path(f.dir) / "dump_tensor_data").string();
+    if (!f.tensor_dir_made) {
+      make_dirs(tdir);
+      f.tensor_dir_made = true;
+    }
+    for (auto& [ordinal, t] : c.tensors) {
+      // Python's torch.save layout: a contiguous CPU tensor (dump-format.md §2.6).
+      std::vector<char> bytes = core::tensor_file_bytes(t);
+      write_new_file((fs::path(tdir) / tensor_names_.at(ordinal)).string(), bytes.data(), bytes.size());
+      ++totals_.tensor_files;
+    }
+    c.tensors.clear();
+  }
+  f.json->write_encoded(entry_text_);
   ++totals_.entries;
   totals_.steps.insert(c.step);
   if (c.has_stack) {
     auto h = c.stack.hash();
     auto it = described_.find(h);
     if (it == described_.end())
-      it = described_.emplace(h, describe_stack(c.stack, options_.stack == core::StackMode::full)).first;
-    f.stacks.emplace_back(record.entry_name(), it->second);
+      it = described_.emplace(h, &intern(describe_stack(c.stack, options_.stack == core::StackMode::full))).first;
+    auto [group, added] = f.group_of.emplace(it->second, f.stack_groups.size());
+    if (added) f.stack_groups.emplace_back(it->second, std::vector<std::string>{});
+    f.stack_groups[group->second].second.push_back(c.entry_name());
   }
 }
 
@@ -233,7 +280,7 @@ void DumpWriter::close_step(std::int64_t step) {
   if (it == open_.end()) return;
   StepFiles& f = *it->second;
   f.json->finish();
-  if (options_.stack != core::StackMode::off) write_whole_file((fs::path(f.dir) / "stack.json").string(), stack_json_text(f.stacks));
+  if (options_.stack != core::StackMode::off) write_whole_file((fs::path(f.dir) / "stack.json").string(), f.stack_json());
   // Module structure is empty at API level (msprobe writes "{}" at L1).
   write_whole_file((fs::path(f.dir) / "construct.json").string(), "{}");
   open_.erase(it);

@@ -79,7 +79,17 @@ class DumpWriter {
   RecordQueue<Item> queue_;
   std::map<std::int64_t, std::unique_ptr<StepFiles>> open_;
   std::set<std::int64_t> closed_;
-  std::unordered_map<std::uint64_t, std::vector<std::string>> described_;  // stack hash → lines
+  // A distinct stack's lines, once, with their stack.json text. Two raw stacks can read the same
+  // (frames of LibTorch left out): stack.json groups entries by lines, so lines are interned.
+  struct StackLines {
+    std::vector<std::string> lines;
+    std::string text;  // the lines as stack.json's array at its depth
+  };
+  const StackLines& intern(std::vector<std::string> lines);
+  std::unordered_map<std::uint64_t, const StackLines*> described_;  // stack hash → its lines
+  std::map<std::vector<std::string>, std::unique_ptr<StackLines>> interned_;
+  std::string entry_text_;                 // the record being written, encoded (memory reused)
+  std::vector<std::string> tensor_names_;  // its tensors' file names (tensor mode)
   WriterTotals totals_;
   std::atomic<bool> failed_{false};
   std::atomic<std::size_t> in_flight_{0};  // pushed, not yet written

@@ -4,6 +4,9 @@
 #include <c10/core/Layout.h>
 #include <c10/core/MemoryFormat.h>
 
+#include <acccheck/json.hpp>
+#include <acccheck/number_format.hpp>
+
 #include "torch_support/torch_dtypes.hpp"
 
 namespace acccheck::capture {
@@ -152,6 +155,261 @@ ApiRecord build_api_record(const CapturedRecord& c, bool tensor_names) {
     }
   }
   return r;
+}
+
+}  // namespace acccheck::capture
+
+// ---- the same encoding, straight to text ------------------------------------------------------------
+
+namespace acccheck::capture {
+
+namespace {
+
+// dump.json's layout: json.dump(indent=1), the entries at depth 2 inside "data".
+class EntryText {
+ public:
+  EntryText(const CapturedRecord& c, bool names, std::string& out, std::vector<std::string>* name_list)
+      : c_(c), names_(names), out_(out), name_list_(name_list) {}
+
+  void entry() {
+    if (names_ && name_list_) {  // a tensor's name goes to the place of its ordinal (values order)
+      std::size_t tensors = 0;
+      for (const FlatValue& v : c_.values) tensors += v.kind == FlatValue::Kind::tensor;
+      name_list_->assign(tensors, std::string());
+    }
+    const OpInfo& op = *c_.op;
+    const std::string entry = c_.entry_name();
+    string(entry);
+    out_ += ": {";
+    std::size_t counts[5] = {};
+    // A section's top-level values, wherever they are among the others (a vararg past the schema is
+    // positional, after the keyword ones).
+    auto section = [&](const char* key, Section which, bool object, const char* part) {
+      member_key(key, 3);
+      bool any = false;
+      for (std::size_t k = 0; k < c_.values.size();) {
+        const FlatValue& top = c_.values[k];
+        if (top.section != which) {
+          k = skip(k);
+          continue;
+        }
+        std::size_t n = counts[static_cast<int>(which)]++;
+        out_ += any ? "," : object ? "{" : "[";
+        any = true;
+        newline(4);
+        std::string path;
+        if (object) {
+          const std::string name = slot_name(top.slot);
+          string(name);
+          out_ += ": ";
+          if (names_) path = entry + part + name;
+        } else if (names_) {
+          path = entry + part + std::to_string(n);
+        }
+        value(k, 4, path);
+      }
+      if (!any) {
+        out_ += object ? "{}" : "[]";
+        return;
+      }
+      newline(3);
+      out_.push_back(object ? '}' : ']');
+    };
+    if (c_.direction == Direction::forward) {
+      section("input_args", Section::args, false, ".input.");
+      out_.push_back(',');
+      section("input_kwargs", Section::kwargs, true, ".kwargs.");
+      out_.push_back(',');
+      section("output", Section::outputs, false, ".output.");
+      out_.push_back(',');
+      member_key("acccheck_op", 3);
+      std::string text = op.op_name + (op.overload.empty() ? "" : "." + op.overload) + "(";
+      bool first = true;
+      // The names of input_args, in order: the top-level args values' slots.
+      for (std::size_t k = 0; k < c_.values.size(); k = skip(k)) {
+        const FlatValue& v = c_.values[k];
+        if (v.section != Section::args) continue;
+        text += first ? "" : ", ";
+        first = false;
+        text += slot_name(v.slot);
+      }
+      text += ")";
+      string(text);
+      if (!op.replayable) {
+        out_.push_back(',');
+        member_key("acccheck_replayable", 3);
+        out_ += "false";
+      }
+    } else {
+      section("input", Section::grad_inputs, false, ".input.");
+      out_.push_back(',');
+      section("output", Section::grad_outputs, false, ".output.");
+    }
+    newline(2);
+    out_.push_back('}');
+  }
+
+ private:
+  // The tensor's place among the record's tensors, in the order they were encoded (its ordinal in
+  // pending_statistics and tensors).
+  std::size_t ordinal_of(const FlatValue& v) const {
+    std::size_t n = 0;
+    for (const FlatValue* p = c_.values.data(); p != &v; ++p) n += p->kind == FlatValue::Kind::tensor;
+    return n;
+  }
+  std::string slot_name(std::uint16_t slot) const {
+    return slot < c_.op->args.size() ? c_.op->args[slot].name : "arg" + std::to_string(slot);
+  }
+  // The index past values[k] and its items.
+  std::size_t skip(std::size_t k) const {
+    std::size_t items = c_.values[k].kind == FlatValue::Kind::list ? c_.values[k].count : 0;
+    ++k;
+    for (std::size_t n = 0; n < items; ++n) k = skip(k);
+    return k;
+  }
+
+  void newline(int depth) {
+    out_.push_back('\n');
+    out_.append(static_cast<std::size_t>(depth), ' ');
+  }
+  void string(const std::string& s) { append_json_string(out_, s); }
+  void member_key(const char* key, int depth) {
+    newline(depth);
+    out_.push_back('"');
+    out_ += key;
+    out_ += "\": ";
+  }
+  void statistic(const Statistic& s) {
+    switch (s.kind) {
+      case Statistic::Kind::null: out_ += "null"; return;
+      case Statistic::Kind::boolean: out_ += s.value != 0.0 ? "true" : "false"; return;
+      case Statistic::Kind::integer: out_ += std::to_string(static_cast<std::int64_t>(s.value)); return;
+      case Statistic::Kind::number:
+        out_ += s.float32 && static_cast<double>(static_cast<float>(s.value)) == s.value
+                    ? json_float32_repr(static_cast<float>(s.value))
+                    : python_float_repr(s.value);
+        return;
+    }
+  }
+  // {"type": <type>, "<key>": <text written by f>} at `depth`.
+  template <typename F>
+  void typed(int depth, const char* type, const char* key, F&& f) {
+    out_.push_back('{');
+    member_key("type", depth + 1);
+    out_.push_back('"');
+    out_ += type;
+    out_ += "\",";
+    member_key(key, depth + 1);
+    f();
+    newline(depth);
+    out_.push_back('}');
+  }
+
+  // values[i] (and its items) at `depth`; i moves past them.
+  void value(std::size_t& i, int depth, const std::string& path) {
+    using K = FlatValue::Kind;
+    const FlatValue& v = c_.values[i++];
+    switch (v.kind) {
+      case K::none: out_ += "null"; return;
+      case K::tensor: return tensor(v, depth, path);
+      case K::integer: return typed(depth, "int", "value", [&] { out_ += std::to_string(v.integer); });
+      case K::real: return typed(depth, "float", "value", [&] { out_ += python_float_repr(v.real); });
+      case K::boolean: return typed(depth, "bool", "value", [&] { out_ += v.integer != 0 ? "true" : "false"; });
+      case K::string: return typed(depth, "str", "value", [&] { string(c_.strings.at(v.at)); });
+      case K::dtype:
+        return typed(depth, "torch.dtype", "value",
+                     [&] { string(core::torch_dtype_name(static_cast<c10::ScalarType>(v.integer))); });
+      case K::memory_format:
+        return typed(depth, "torch.memory_format", "format", [&] { string(memory_format_name(v.integer)); });
+      case K::layout: return typed(depth, "torch.layout", "value", [&] { string(layout_name(v.integer)); });
+      case K::device: return typed(depth, "torch.device", "value", [&] { string(device_name(v)); });
+      case K::complex:
+        return typed(depth, "complex", "value", [&] {
+          out_.push_back('[');
+          newline(depth + 2);
+          out_ += python_float_repr(v.real);
+          out_.push_back(',');
+          newline(depth + 2);
+          out_ += python_float_repr(v.imag);
+          newline(depth + 1);
+          out_.push_back(']');
+        });
+      case K::list: {
+        if (v.count == 0) {
+          out_ += "[]";
+          return;
+        }
+        out_.push_back('[');
+        for (std::uint32_t k = 0; k < v.count; ++k) {
+          if (k) out_.push_back(',');
+          newline(depth + 1);
+          value(i, depth + 1, names_ ? path + "." + std::to_string(k) : std::string());
+        }
+        newline(depth);
+        out_.push_back(']');
+        return;
+      }
+    }
+    out_ += "null";
+  }
+
+  void tensor(const FlatValue& v, int depth, const std::string& path) {
+    const int d = depth + 1;
+    out_.push_back('{');
+    member_key("type", d);
+    out_ += "\"torch.Tensor\",";
+    member_key("dtype", d);
+    string(core::torch_dtype_name(v.dtype));
+    out_.push_back(',');
+    member_key("shape", d);
+    if (v.count == 0) {
+      out_ += "[]";
+    } else {
+      out_.push_back('[');
+      for (std::uint32_t k = 0; k < v.count; ++k) {
+        if (k) out_.push_back(',');
+        newline(d + 1);
+        out_ += std::to_string(c_.dims[v.at + k]);
+      }
+      newline(d);
+      out_.push_back(']');
+    }
+    out_.push_back(',');
+    member_key("Max", d);
+    statistic(v.stats.max);
+    out_.push_back(',');
+    member_key("Min", d);
+    statistic(v.stats.min);
+    out_.push_back(',');
+    member_key("Mean", d);
+    statistic(v.stats.mean);
+    out_.push_back(',');
+    member_key("Norm", d);
+    statistic(v.stats.norm);
+    out_.push_back(',');
+    member_key("requires_grad", d);
+    out_ += v.requires_grad ? "true" : "false";
+    if (names_) {
+      const std::string name = path + ".pt";
+      out_.push_back(',');
+      member_key("data_name", d);
+      string(name);
+      if (name_list_) (*name_list_)[ordinal_of(v)] = name;
+    }
+    newline(depth);
+    out_.push_back('}');
+  }
+
+  const CapturedRecord& c_;
+  bool names_;
+  std::string& out_;
+  std::vector<std::string>* name_list_;
+};
+
+}  // namespace
+
+void append_entry_json(const CapturedRecord& c, bool tensor_names, std::string& out, std::vector<std::string>* names) {
+  EntryText(c, tensor_names, out, names).entry();
 }
 
 }  // namespace acccheck::capture

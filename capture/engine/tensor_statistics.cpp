@@ -244,7 +244,7 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending)
   remember(t, spec);
 }
 
-void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec) {
+void apply_pending_statistics(const at::Tensor& pending, Statistics& spec) {
   at::Tensor h = pending.to(at::kCPU, at::kDouble);
   const double* v = h.data_ptr<double>();
   if (h.numel() == 2) {

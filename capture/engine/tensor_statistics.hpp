@@ -19,6 +19,6 @@ struct Statistics {
 // dispatcher: the engine runs this with the capture key excluded (capture_mode.hpp, ToolCalls), so
 // they are never entries, and under a RecordFunction guard, so no profiler sees them.
 void fill_statistics(const at::Tensor& t, Statistics& out, at::Tensor* pending);
-void apply_pending_statistics(const at::Tensor& pending, TensorSpec& spec);
+void apply_pending_statistics(const at::Tensor& pending, Statistics& out);
 
 }  // namespace acccheck::capture

@@ -35,9 +35,22 @@ bool Json::operator==(const Json& o) const {
 }
 
 namespace {
-void write_string(std::string& out, const std::string& s) {
+void write_string(std::string& out, std::string_view s) {
   static const char* hex = "0123456789abcdef";
+  // Plain printable ASCII (keys, names, dtypes: nearly every string) is copied in one go.
+  std::size_t plain = 0;
+  while (plain < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[plain]);
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+    ++plain;
+  }
   out.push_back('"');
+  out.append(s.data(), plain);
+  if (plain == s.size()) {
+    out.push_back('"');
+    return;
+  }
+  s.remove_prefix(plain);
   for (std::size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
@@ -129,6 +142,8 @@ void write_json(std::string& out, const Json& v, int indent, int depth) {
     }
   }
 }
+
+void append_json_string(std::string& out, std::string_view s) { write_string(out, s); }
 
 std::string to_json_text(const Json& value, int indent) {
   std::string out;

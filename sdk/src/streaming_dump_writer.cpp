@@ -63,6 +63,14 @@ void StreamingDumpJsonWriter::write(const ApiRecord& record) {
   if (pending_.size() >= kFlushBytes) flush();
 }
 
+void StreamingDumpJsonWriter::write_encoded(std::string_view entry) {
+  if (fd_ < 0) throw std::runtime_error(path_ + ": already finished");
+  pending_ += entries_ == 0 ? "\n  " : ",\n  ";
+  pending_ += entry;
+  ++entries_;
+  if (pending_.size() >= kFlushBytes) flush();
+}
+
 void StreamingDumpJsonWriter::flush() {
   if (pending_.empty()) return;
   std::string bytes;

@@ -2,6 +2,11 @@
 // msprobe's element encoding and tensor file names (dump-format.md §2.4, §2.6).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
+#include <acccheck/json.hpp>
+
 #include "engine/record_building.hpp"
 
 using acccheck::Argument;
@@ -153,4 +158,111 @@ TEST(RecordBuilding, TensorModeNamesEveryTensorAsMsprobeDoes) {
   EXPECT_EQ(g.grad_inputs[0].tensor.data_name, "Aten.add.0.backward.input.0.pt");
   EXPECT_EQ(g.grad_outputs[0].kind, Argument::Kind::none);
   EXPECT_EQ(g.grad_outputs[1].tensor.data_name, "Aten.add.0.backward.output.1.pt");
+}
+
+namespace {
+
+// What the SDK's dump.json writer writes for the record built as a tree (dump_json_entry).
+std::string sdk_text(const CapturedRecord& c, bool names) {
+  auto r = build_api_record(c, names);
+  std::string out;
+  acccheck::write_json(out, acccheck::Json::string(r.entry_name()), 1, 2);
+  out += ": ";
+  acccheck::write_json(out, acccheck::record_to_json(r), 1, 2);
+  return out;
+}
+
+void expect_same_text(const CapturedRecord& c, bool names, const std::vector<std::string>& expected_names = {}) {
+  std::string text;
+  std::vector<std::string> tensor_names;
+  acccheck::capture::append_entry_json(c, names, text, &tensor_names);
+  EXPECT_EQ(text, sdk_text(c, names));
+  EXPECT_EQ(tensor_names, expected_names);
+}
+
+}  // namespace
+
+// The writer thread encodes records straight to text (append_entry_json); the bytes must be those
+// of the ApiRecord → Json → text path, value kind by value kind.
+TEST(RecordBuilding, TextEncodingIsTheSdkWritersBytesForEveryKindOfValue) {
+  OpInfo op;
+  describe_add(op);
+  op.args.push_back({"name \"quoted\"\n", true, ArgSlot::Meaning::plain, c10::nullopt});
+  CapturedRecord c;
+  c.op = &op;
+  c.call = 12;
+  FlatValue t = tensor(c, {2, 3}, Section::args, 0);
+  t.stats.max = Statistic::of(0.1);  // a float64 statistic: Python's repr digits
+  t.stats.min = {Statistic::Kind::integer, -7.0};
+  t.stats.mean = Statistic{};  // null
+  t.stats.norm = Statistic::of_float32(std::numeric_limits<float>::infinity());
+  c.values.push_back(t);
+  FlatValue scalar_tensor = tensor(c, {}, Section::args, 1);  // 0-d: "shape": []
+  scalar_tensor.stats.max = {Statistic::Kind::boolean, 1.0};
+  scalar_tensor.stats.min = {Statistic::Kind::boolean, 0.0};
+  c.values.push_back(scalar_tensor);
+  FlatValue list = value(K::list, Section::args, 2);
+  list.count = 9;
+  c.values.push_back(list);
+  FlatValue i = value(K::integer);
+  i.integer = -9007199254740993;
+  c.values.push_back(i);
+  FlatValue r = value(K::real);
+  r.real = std::nan("");
+  c.values.push_back(r);
+  FlatValue s = value(K::string);
+  s.at = 0;
+  c.strings.push_back("tab\there \"q\" \\ é 𝄞");
+  c.values.push_back(s);
+  FlatValue layout = value(K::layout);
+  layout.integer = static_cast<std::int64_t>(c10::Layout::Strided);
+  c.values.push_back(layout);
+  FlatValue format = value(K::memory_format);
+  format.integer = static_cast<std::int64_t>(c10::MemoryFormat::ChannelsLast);
+  c.values.push_back(format);
+  FlatValue device = value(K::device);
+  device.integer = static_cast<std::int64_t>(c10::DeviceType::CPU);
+  device.real = -1;
+  c.values.push_back(device);
+  FlatValue complex = value(K::complex);
+  complex.real = 1.25;
+  complex.imag = -1e-300;
+  c.values.push_back(complex);
+  FlatValue empty = value(K::list);  // []
+  c.values.push_back(empty);
+  c.values.push_back(value(K::none));
+  FlatValue dtype = value(K::dtype, Section::kwargs, 3);
+  dtype.integer = static_cast<std::int64_t>(c10::ScalarType::Float);
+  c.values.push_back(dtype);
+  FlatValue odd = value(K::boolean, Section::kwargs, 4);  // a keyword whose name needs escaping
+  c.values.push_back(odd);
+  c.values.push_back(tensor(c, {4}, Section::args, 7));  // a vararg past the schema, after the keywords
+  c.values.push_back(tensor(c, {1, 1}, Section::outputs));
+  expect_same_text(c, false);
+  // The names by ordinal (the order the tensors were encoded in): the vararg's is the third.
+  expect_same_text(c, true,
+                   {"Aten.add.12.forward.input.0.pt", "Aten.add.12.forward.input.1.pt",
+                    "Aten.add.12.forward.input.3.pt", "Aten.add.12.forward.output.0.pt"});
+
+  op.replayable = false;  // "acccheck_replayable": false after acccheck_op
+  CapturedRecord nothing;  // no values at all: [], {}, [] and "aten::add.Tensor()"
+  nothing.op = &op;
+  expect_same_text(nothing, false);
+  nothing.direction = Direction::backward;
+  expect_same_text(nothing, true);
+
+  CapturedRecord b;
+  b.op = &op;
+  b.call = 1;
+  b.direction = Direction::backward;
+  b.values.push_back(tensor(b, {2}, Section::grad_inputs));
+  b.values.push_back(value(K::none, Section::grad_outputs));
+  FlatValue grads = value(K::list, Section::grad_outputs);
+  grads.count = 2;
+  b.values.push_back(grads);
+  b.values.push_back(tensor(b, {1}, Section::args));
+  b.values.push_back(tensor(b, {3}, Section::args));
+  expect_same_text(b, true,
+                   {"Aten.add.1.backward.input.0.pt", "Aten.add.1.backward.output.1.0.pt",
+                    "Aten.add.1.backward.output.1.1.pt"});
 }

@@ -118,6 +118,9 @@ TEST_F(Dump, UnmodifiedProgramIsCapturedForwardAndBackward) {
   std::string stacks = read_file(dir / "d/step1/rank/stack.json");
   EXPECT_NE(stacks.find("train.cpp, line "), std::string::npos) << stacks.substr(0, 2000);
   EXPECT_NE(stacks.find("torch::Tensor out = forward(x);"), std::string::npos);
+  // The writer lays stack.json out itself (each distinct stack's text made once): the same bytes
+  // the SDK's stack.json writer makes of the same entries, grouped by identical lines.
+  EXPECT_EQ(stacks, acccheck::stack_json_text(acccheck::read_stack_json(dir / "d/step1/rank/stack.json")));
   EXPECT_EQ(read_file(dir / "d/step1/rank/construct.json"), "{}");
 }
 

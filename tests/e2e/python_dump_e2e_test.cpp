@@ -68,6 +68,8 @@ TEST_F(PythonDump, UnmodifiedScriptIsCapturedWithPythonStacksAndReplays) {
   EXPECT_NE(stacks.find("torch/nn/modules/linear.py, line "), std::string::npos) << stacks.substr(0, 1500);
   EXPECT_NE(stacks.find("File " + kMlp + ", line 15, in <module>, \\n loss = F.mse_loss(model(x), y)"), std::string::npos)
       << stacks.substr(0, 3000);
+  // Laid out by the writer itself: the bytes the SDK's stack.json writer makes of the same entries.
+  EXPECT_EQ(stacks, acccheck::stack_json_text(acccheck::read_stack_json(dir / "d/step1/rank/stack.json")));
   for (const char* device : {"cpu", "npu-sim"}) {
     auto ut = run_acccheck({"run_ut", "-api_info", json, "--device", device, "-o", dir / device, "--timestamp",
                             "20260101000000"});

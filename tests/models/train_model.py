@@ -1,15 +1,18 @@
 """The real-model corpus: one training step of a library model nobody here wrote, for
 `acccheck dump -- python train_model.py MODEL` (tests/models/, docs/detection.md).
 
-  python train_model.py MODEL [--dtype fp32|bf16] [--steps N]
+  python train_model.py MODEL [--dtype fp32|bf16] [--steps N] [--time] [--print-steps]
 
 MODEL: resnet18, mobilenet_v3_small, efficientnet_b0, vit, swin_t (torchvision, weights=None,
 small inputs), gpt (an nn.TransformerEncoder language model), lstm, gru (nn.LSTM / nn.GRU
 sequence classifiers). The torchvision models need torchvision (Debian's python3-torchvision for
 the python3-torch configuration); the others need only torch. Each step draws its batch with
-torch.randn / torch.randint, trains with SGD and prints its loss."""
+torch.randn / torch.randint, trains with SGD and prints its loss. --time prints the median step time (steps after
+the first two), --print-steps each step's time, for bench/corpus_dump_bench.sh."""
 import argparse
+import statistics
 import sys
+import time
 
 import torch
 import torch.nn as nn
@@ -70,6 +73,8 @@ def main():
     p.add_argument("model")
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
     p.add_argument("--steps", type=int, default=2)
+    p.add_argument("--time", action="store_true", help="print the median step time")
+    p.add_argument("--print-steps", action="store_true", help="print each step's time")
     a = p.parse_args()
     torch.manual_seed(0)
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float32
@@ -91,13 +96,20 @@ def main():
     model = model.to(dtype)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     model.train()
+    times = []
     for step in range(a.steps):
+        begin = time.perf_counter()
         x, y = make()
         loss = loss_fn(model(x).float(), y)
         loss.backward()
         opt.step()
         opt.zero_grad()
         print(f"step {step} loss {loss.item():.4f}", flush=True)
+        times.append(time.perf_counter() - begin)
+        if a.print_steps:
+            print(f"step {step} time {times[-1] * 1e3:.3f} ms", flush=True)
+    if a.time and len(times) > 2:
+        print(f"median step: {statistics.median(times[2:]) * 1e3:.3f} ms", flush=True)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,8 @@ class Json {
 // writes them), NaN/Infinity written bare, non-ASCII escaped as \uXXXX (ensure_ascii).
 std::string to_json_text(const Json& value, int indent = -1);
 void write_json(std::string& out, const Json& value, int indent, int depth);
+// One string as write_json writes it, quotes included (for writers that lay out JSON text themselves).
+void append_json_string(std::string& out, std::string_view s);
 
 // Parses one complete JSON text (non-strict numbers allowed). Throws std::runtime_error with
 // "<what_name>: offset N: <reason>".

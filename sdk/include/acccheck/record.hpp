@@ -201,6 +201,9 @@ class StreamingDumpJsonWriter {
   // Appends the entry to the bytes not yet written; they reach the file at flush() (or once they
   // exceed kFlushBytes): the caller decides how many records one write() system call carries.
   void write(const ApiRecord& record);
+  // The same for an entry already encoded: `"<entry>": {...}` laid out as write() lays it out (the
+  // dump engine's writer encodes its records straight to text).
+  void write_encoded(std::string_view entry);
   void flush();
   void finish();  // flushes, closes the braces and the file
   static constexpr std::size_t kFlushBytes = 1 << 20;

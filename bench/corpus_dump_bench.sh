@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Dump cost per step on the real-model corpus (tests/models/train_model.py, issue 24 item 11):
+# every step of the run is dumped (statistics, default stacks: Python frames for calls from Python,
+# symbolised C++ frames otherwise), and the median step (steps after the first two) is compared
+# with the same script without the tool — rounds interleaved, the median of the rounds reported.
+# Usage: [PYTHON=...] [MODELS="gpt:fp32 ..."] [MODES="plain full off"] bench/corpus_dump_bench.sh [BUILD_DIR] [ROUNDS] [STEPS]
+# PYTHON: the interpreter whose torch is BUILD_DIR's LibTorch (/usr/bin/python3 — Debian's
+# python3-torch and python3-torchvision — for build-debian/, the default; .venv/bin/python for build/,
+# which has no torchvision: MODELS="gpt:fp32 gpt:bf16 lstm:fp32 gru:fp32").
+# THREADS: LibTorch's intra-op threads (OMP_NUM_THREADS), 1 by default: on this 2-vCPU VM the second
+# core is then the writer thread's, as on a training host with cores to spare; THREADS= leaves
+# LibTorch's default (its OpenMP workers spin between parallel regions on the writer's core).
+# MODES: plain (no tool), full (the default --stack), python, off (--stack off), one (only step 5
+# of the run dumped: the median is then of that step alone, over the rounds).
+set -euo pipefail
+build=${1:-build-debian}
+rounds=${2:-5}
+steps=${3:-30}
+acc="$build/acccheck"
+script="$(cd "$(dirname "$0")/.." && pwd)/tests/models/train_model.py"
+python=${PYTHON:-/usr/bin/python3}
+read -r -a models <<< "${MODELS:-gpt:fp32 gpt:bf16 lstm:fp32 gru:fp32 resnet18:fp32 resnet18:bf16 mobilenet_v3_small:fp32 efficientnet_b0:fp32 vit:fp32 swin_t:fp32}"
+read -r -a modes <<< "${MODES:-plain full off}"
+threads=${THREADS-1}
+if [ -n "$threads" ]; then export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads; fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+median_of() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# One run; prints the median step in ms (mode one: the dumped step's own time).
+run_mode() {
+  local model=${1%%:*} dtype=${1##*:} mode=$2
+  local args=("$script" "$model" --dtype "$dtype" --steps "$steps" --time)
+  rm -rf "$work/d"
+  case $mode in
+    plain) "$python" -W ignore "${args[@]}" ;;
+    one)   "$acc" dump --dump-path "$work/d" --step 5 -- "$python" -W ignore "${args[@]}" --print-steps ;;
+    *)     "$acc" dump --dump-path "$work/d" --stack "$mode" -- "$python" -W ignore "${args[@]}" ;;
+  esac 2>/dev/null | if [ "$mode" = one ]; then sed -n 's/^step 5 time \([0-9.]*\) ms/\1/p'; else sed -n 's/^median step: \([0-9.]*\) ms/\1/p'; fi
+}
+
+echo "corpus dump cost: $python, $build, $rounds rounds of $steps steps, OMP_NUM_THREADS=${threads:-default} (median step; × the plain run)"
+printf '  %-26s' model; for m in "${modes[@]}"; do printf ' %18s' "$m"; done; echo
+for model in "${models[@]}"; do
+  declare -A samples=()
+  for _ in $(seq "$rounds"); do
+    for m in "${modes[@]}"; do samples[$m]+="$(run_mode "$model" "$m") "; done
+  done
+  base=$(echo "${samples[plain]:-}" | tr ' ' '\n' | grep . | median_of || true)
+  printf '  %-26s' "$model"
+  for m in "${modes[@]}"; do
+    med=$(echo "${samples[$m]}" | tr ' ' '\n' | grep . | median_of)
+    if [ -n "$base" ]; then printf ' %9.3f ms %5.2fx' "$med" "$(awk -v t="$med" -v b="$base" 'BEGIN {print t / b}')"
+    else printf ' %9.3f ms       ' "$med"; fi
+  done
+  echo
+  unset samples
+done
