@@ -374,18 +374,12 @@ class EntryText {
       newline(d);
       out_.push_back(']');
     }
-    out_.push_back(',');
-    member_key("Max", d);
-    statistic(v.stats.max);
-    out_.push_back(',');
-    member_key("Min", d);
-    statistic(v.stats.min);
-    out_.push_back(',');
-    member_key("Mean", d);
-    statistic(v.stats.mean);
-    out_.push_back(',');
-    member_key("Norm", d);
-    statistic(v.stats.norm);
+    for (const auto& [key, stat] : {std::pair<const char*, const Statistic*>{"Max", &v.stats.max},
+                                    {"Min", &v.stats.min}, {"Mean", &v.stats.mean}, {"Norm", &v.stats.norm}}) {
+      out_.push_back(',');
+      member_key(key, d);
+      statistic(*stat);
+    }
     out_.push_back(',');
     member_key("requires_grad", d);
     out_ += v.requires_grad ? "true" : "false";
