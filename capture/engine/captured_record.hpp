@@ -81,21 +81,4 @@ struct CapturedRecord {
   void clear();
 };
 
-// The tensor specs of a record in a fixed order (args, kwargs, outputs, grads; depth first): the
-// order in which the flat record's tensors were encoded, so ordinals match.
-template <typename F>
-void for_each_tensor_spec(ApiRecord& r, F&& f) {
-  std::size_t ordinal = 0;
-  auto walk = [&](auto& self, Argument& a) -> void {
-    if (a.kind == Argument::Kind::tensor) f(ordinal++, a.tensor);
-    for (auto& item : a.items) self(self, item);
-    for (auto& m : a.members) self(self, m.second);
-  };
-  for (auto& a : r.args) walk(walk, a);
-  for (auto& kv : r.kwargs) walk(walk, kv.second);
-  for (auto& a : r.outputs) walk(walk, a);
-  for (auto& a : r.grad_inputs) walk(walk, a);
-  for (auto& a : r.grad_outputs) walk(walk, a);
-}
-
 }  // namespace acccheck::capture
