@@ -112,7 +112,7 @@ struct DumpWriter::StepFiles {
   }
 };
 
-const DumpWriter::StackLines& DumpWriter::intern(std::vector<std::string> lines) {
+const DumpWriter::StackLines& DumpWriter::intern(const std::vector<std::string>& lines) {
   auto& slot = interned_[lines];
   if (!slot) {
     slot = std::make_unique<StackLines>();
@@ -127,7 +127,6 @@ const DumpWriter::StackLines& DumpWriter::intern(std::vector<std::string> lines)
       }
       t += "\n  ]";
     }
-    slot->lines = std::move(lines);
   }
   return *slot;
 }

@@ -82,10 +82,9 @@ class DumpWriter {
   // A distinct stack's lines, once, with their stack.json text. Two raw stacks can read the same
   // (frames of LibTorch left out): stack.json groups entries by lines, so lines are interned.
   struct StackLines {
-    std::vector<std::string> lines;
-    std::string text;  // the lines as stack.json's array at its depth
+    std::string text;  // the lines (interned_'s key) as stack.json's array at its depth
   };
-  const StackLines& intern(std::vector<std::string> lines);
+  const StackLines& intern(const std::vector<std::string>& lines);
   std::unordered_map<std::uint64_t, const StackLines*> described_;  // stack hash → its lines
   std::map<std::vector<std::string>, std::unique_ptr<StackLines>> interned_;
   std::string entry_text_;                 // the record being written, encoded (memory reused)

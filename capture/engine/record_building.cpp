@@ -50,6 +50,11 @@ std::string device_name(const FlatValue& v) {
          (v.real >= 0 ? std::to_string(static_cast<int>(v.real)) : std::string("None"));
 }
 
+// A top-level value's name: its schema argument's, or argN past the schema (a vararg).
+std::string slot_name(const OpInfo& op, std::uint16_t slot) {
+  return slot < op.args.size() ? op.args[slot].name : "arg" + std::to_string(slot);
+}
+
 class Builder {
  public:
   Builder(const CapturedRecord& c, bool names) : c_(c), names_(names) {}
@@ -137,14 +142,14 @@ ApiRecord build_api_record(const CapturedRecord& c, bool tensor_names) {
   for (std::size_t i = 0; i < c.values.size();) {
     const FlatValue& top = c.values[i];
     std::size_t n = counts[static_cast<int>(top.section)]++;
-    auto slot_name = [&] { return top.slot < op.args.size() ? op.args[top.slot].name : "arg" + std::to_string(top.slot); };
+
     switch (top.section) {
       case Section::args:
-        r.arg_names.push_back(slot_name());
+        r.arg_names.push_back(slot_name(op, top.slot));
         r.args.push_back(b.build(i, stem(".input.", std::to_string(n))));
         break;
       case Section::kwargs: {
-        std::string name = slot_name();
+        std::string name = slot_name(op, top.slot);
         Argument a = b.build(i, stem(".kwargs.", name));
         r.kwargs.emplace_back(std::move(name), std::move(a));
         break;
@@ -181,25 +186,22 @@ class EntryText {
     const std::string entry = c_.entry_name();
     string(entry);
     out_ += ": {";
-    std::size_t counts[5] = {};
     // A section's top-level values, wherever they are among the others (a vararg past the schema is
     // positional, after the keyword ones).
     auto section = [&](const char* key, Section which, bool object, const char* part) {
       member_key(key, 3);
-      bool any = false;
+      std::size_t n = 0;  // the section's values so far
       for (std::size_t k = 0; k < c_.values.size();) {
         const FlatValue& top = c_.values[k];
         if (top.section != which) {
           k = skip(k);
           continue;
         }
-        std::size_t n = counts[static_cast<int>(which)]++;
-        out_ += any ? "," : object ? "{" : "[";
-        any = true;
+        out_ += n ? "," : object ? "{" : "[";
         newline(4);
         std::string path;
         if (object) {
-          const std::string name = slot_name(top.slot);
+          const std::string name = slot_name(op, top.slot);
           string(name);
           out_ += ": ";
           if (names_) path = entry + part + name;
@@ -207,8 +209,9 @@ class EntryText {
           path = entry + part + std::to_string(n);
         }
         value(k, 4, path);
+        ++n;
       }
-      if (!any) {
+      if (n == 0) {
         out_ += object ? "{}" : "[]";
         return;
       }
@@ -231,7 +234,7 @@ class EntryText {
         if (v.section != Section::args) continue;
         text += first ? "" : ", ";
         first = false;
-        text += slot_name(v.slot);
+        text += slot_name(op, v.slot);
       }
       text += ")";
       string(text);
@@ -256,9 +259,6 @@ class EntryText {
     std::size_t n = 0;
     for (const FlatValue* p = c_.values.data(); p != &v; ++p) n += p->kind == FlatValue::Kind::tensor;
     return n;
-  }
-  std::string slot_name(std::uint16_t slot) const {
-    return slot < c_.op->args.size() ? c_.op->args[slot].name : "arg" + std::to_string(slot);
   }
   // The index past values[k] and its items.
   std::size_t skip(std::size_t k) const {
