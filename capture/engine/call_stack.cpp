@@ -50,23 +50,21 @@ void prepare_stack_capture() { (void)libunwind_backtrace(); }
 
 const char* stack_walker() { return libunwind_backtrace() ? "libunwind" : "boost"; }
 
-RawStack capture_raw_stack(std::size_t max_frames) {
-  RawStack s;
+void capture_raw_stack(std::vector<void*>& frames, std::size_t max_frames) {
   if (Backtrace backtrace = libunwind_backtrace()) {
     // Its first address is in this function: left out, as safe_dump_to(1, ...) leaves it out.
-    s.frames.resize(max_frames + 1);
-    int n = backtrace(s.frames.data(), static_cast<int>(max_frames + 1));
+    frames.resize(max_frames + 1);
+    int n = backtrace(frames.data(), static_cast<int>(max_frames + 1));
     if (n > 0) {
-      s.frames.erase(s.frames.begin());
-      s.frames.resize(static_cast<std::size_t>(n - 1));
-      return s;
+      frames.erase(frames.begin());
+      frames.resize(static_cast<std::size_t>(n - 1));
+      return;
     }
   }
-  s.frames.resize(max_frames);
+  frames.resize(max_frames);
   // safe_dump_to only walks the stack and copies addresses: no allocation, no symbol lookup.
-  std::size_t n = boost::stacktrace::safe_dump_to(1, s.frames.data(), max_frames * sizeof(void*));
-  s.frames.resize(n);
-  return s;
+  std::size_t n = boost::stacktrace::safe_dump_to(1, frames.data(), max_frames * sizeof(void*));
+  frames.resize(n);
 }
 
 namespace {

@@ -291,8 +291,8 @@ bool capture_inputs(State& s, const OpInfo& info, c10::ArrayRef<const c10::IValu
     if (mode != core::StackMode::off) {
       RawStack& st = c.stack;
       // Python frames for calls made from Python (forward only: backward runs on autograd threads).
-      if (mode != core::StackMode::raw && !in_backward) st.python = capture_python_stack();
-      if (st.python.empty() && mode != core::StackMode::python) st = capture_raw_stack();
+      if (mode != core::StackMode::raw && !in_backward) capture_python_stack(st.python);
+      if (st.python.empty() && mode != core::StackMode::python) capture_raw_stack(st.frames);
       c.has_stack = !st.python.empty() || !st.frames.empty();
     }
     return true;

@@ -156,7 +156,17 @@ thread_local std::vector<CapturedRecord> t_spare_records;
 }  // namespace
 
 CapturedRecord DumpWriter::spare_record() {
-  if (t_spare_records.empty()) return CapturedRecord{};
+  if (t_spare_records.empty()) {
+    // Until the writer hands records back (the first dumped step of a program), each call makes a
+    // new one: room for a typical call at once, not grown element by element (a reallocation per
+    // doubling of each vector, on the training thread).
+    CapturedRecord r;
+    r.values.reserve(16);
+    r.dims.reserve(32);
+    r.stack.python.reserve(32);
+    r.stack.frames.reserve(49);  // capture_raw_stack's 48 frames and its own
+    return r;
+  }
   CapturedRecord r = std::move(t_spare_records.back());
   t_spare_records.pop_back();
   return r;

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <unordered_map>
 
 namespace acccheck::capture {
@@ -77,25 +78,6 @@ std::string text_attr(const PythonApi& py, void* obj, const char* name) {
   return out;
 }
 
-// (code object, instruction offset) → line; accessed only with the GIL held. PyFrame_GetLineNumber
-// walks the code's location table from its start on every call, and the same few call sites (the
-// module __call__ machinery, the model's forward) are on every captured stack.
-int line_of(const PythonApi& py, void* frame, void* code) {
-  if (!py.frame_lasti) return py.frame_line(frame);
-  struct KeyHash {
-    std::size_t operator()(const std::pair<void*, int>& k) const {
-      return std::hash<void*>()(k.first) ^ (static_cast<std::size_t>(k.second) * 0x9e3779b97f4a7c15ull);
-    }
-  };
-  static auto* lines = new std::unordered_map<std::pair<void*, int>, int, KeyHash>;
-  const std::pair<void*, int> key{code, py.frame_lasti(frame)};
-  auto it = lines->find(key);
-  if (it != lines->end()) return it->second;
-  const int line = py.frame_line(frame);
-  lines->emplace(key, line);
-  return line;
-}
-
 const PythonCode* code_of(const PythonApi& py, void* code) {
   auto& m = codes();
   auto it = m.find(code);
@@ -106,20 +88,45 @@ const PythonCode* code_of(const PythonApi& py, void* code) {
   return &m.emplace(code, std::move(c)).first->second;
 }
 
+// (code object, instruction offset) → (names, line), direct-mapped; accessed only with the GIL
+// held. Every captured stack walks the same few call sites (the training loop, the module __call__
+// machinery, the model's forward), so a frame is one probe of this table: PyFrame_GetLineNumber
+// walks the code's location table from its start on every call, and two hash maps per frame (names,
+// then line) were ~1.6 % of a dumped vit step's training-thread CPU samples (bench/RESULTS.md). A slot's
+// code object is pinned by code_of, so its pointer never names another code object. Without
+// PyFrame_GetLasti (before 3.11) the line is not cached, only the names.
+struct FrameSlot {
+  void* code = nullptr;
+  int lasti = 0;
+  int line = 0;
+  const PythonCode* names = nullptr;
+};
+constexpr std::size_t kFrameSlots = 4096;  // a power of two
+
+std::pair<const PythonCode*, int> frame_of(const PythonApi& py, void* frame, void* code) {
+  static auto* slots = new FrameSlot[kFrameSlots];
+  if (!py.frame_lasti) return {code_of(py, code), py.frame_line(frame)};
+  const int lasti = py.frame_lasti(frame);
+  const auto key = reinterpret_cast<std::uintptr_t>(code) ^ (static_cast<std::uintptr_t>(lasti) << 20);
+  FrameSlot& slot = slots[(key * 0x9E3779B97F4A7C15ull) >> 52 & (kFrameSlots - 1)];
+  if (slot.code != code || slot.lasti != lasti) slot = FrameSlot{code, lasti, py.frame_line(frame), code_of(py, code)};
+  return {slot.names, slot.line};
+}
+
 }  // namespace
 
 bool python_present() { return api().ok && api().is_initialized(); }
 
-PythonFrames capture_python_stack(std::size_t max_frames) {
-  PythonFrames frames;
+void capture_python_stack(PythonFrames& frames, std::size_t max_frames) {
+  frames.clear();
   const PythonApi& py = api();
-  if (!py.ok || !py.is_initialized() || py.is_finalizing() || !py.this_thread_state()) return frames;
+  if (!py.ok || !py.is_initialized() || py.is_finalizing() || !py.this_thread_state()) return;
   int gil = py.gil_ensure();
   void* frame = py.thread_frame(py.this_thread_state());
   while (frame && frames.size() < max_frames) {
     void* code = py.frame_code(frame);
     if (code) {
-      frames.emplace_back(code_of(py, code), line_of(py, frame, code));
+      frames.push_back(frame_of(py, frame, code));
       py.decref(code);
     }
     void* back = py.frame_back(frame);
@@ -128,7 +135,6 @@ PythonFrames capture_python_stack(std::size_t max_frames) {
   }
   if (frame) py.decref(frame);
   py.gil_release(gil);
-  return frames;
 }
 
 }  // namespace acccheck::capture

@@ -20,9 +20,10 @@ struct PythonCode {
 
 using PythonFrames = std::vector<std::pair<const PythonCode*, int>>;  // innermost first, with line
 
-// Frames of the calling thread's Python stack, innermost first (at most `max_frames`); empty when
-// this is not a Python process, the thread has no Python state, or the interpreter is going away.
-PythonFrames capture_python_stack(std::size_t max_frames = 32);
+// Frames of the calling thread's Python stack into `frames`, innermost first (at most `max_frames`);
+// empty when this is not a Python process, the thread has no Python state, or the interpreter is
+// going away. Into the caller's vector: a recycled record's keeps its memory.
+void capture_python_stack(PythonFrames& frames, std::size_t max_frames = 32);
 bool python_present();
 
 }  // namespace acccheck::capture

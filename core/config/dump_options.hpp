@@ -40,7 +40,7 @@ struct DumpOptions {
   bool exit_after_last_step = false;
   bool follow_children = false;         // launcher: child processes are captured too
   bool auto_step = false;               // steps found by the engine (no-code-change mode)
-  std::size_t queue_size = 256;         // records in flight between the program and the writer
+  std::size_t queue_size = 4096;        // records in flight between the program and the writer (a step of a large model: ~1-2 KiB each)
   std::size_t queue_bytes = 256u << 20; // tensor bytes in flight (tensor mode)
   std::vector<std::string> plugin_dirs; // where hook plugins are looked for (before the defaults)
 

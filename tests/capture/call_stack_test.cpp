@@ -17,7 +17,7 @@ namespace {
 // Both walks from one function: their first address differs (two call sites in here), the callers'
 // must not.
 __attribute__((noinline)) void walk_both(RawStack& ours, std::vector<void*>& boost_frames) {
-  ours = acccheck::capture::capture_raw_stack();
+  acccheck::capture::capture_raw_stack(ours.frames);
   boost_frames.resize(48);
   std::size_t n = boost::stacktrace::safe_dump_to(0, boost_frames.data(), boost_frames.size() * sizeof(void*));
   boost_frames.resize(n);

@@ -68,6 +68,10 @@ TEST_F(PythonDump, UnmodifiedScriptIsCapturedWithPythonStacksAndReplays) {
   EXPECT_NE(stacks.find("torch/nn/modules/linear.py, line "), std::string::npos) << stacks.substr(0, 1500);
   EXPECT_NE(stacks.find("File " + kMlp + ", line 15, in <module>, \\n loss = F.mse_loss(model(x), y)"), std::string::npos)
       << stacks.substr(0, 3000);
+  // Other lines of the same code object (<module>) are other call sites: each frame's line is looked
+  // up by (code object, instruction), never reused from another call of the same code.
+  for (const char* line : {"line 16, in <module>, \\n loss.backward()", "line 17, in <module>, \\n opt.step()"})
+    EXPECT_NE(stacks.find("File " + kMlp + ", " + line), std::string::npos) << line << "\n" << stacks.substr(0, 3000);
   // Laid out by the writer itself: the bytes the SDK's stack.json writer makes of the same entries.
   EXPECT_EQ(stacks, acccheck::stack_json_text(acccheck::read_stack_json(dir / "d/step1/rank/stack.json")));
   for (const char* device : {"cpu", "npu-sim"}) {

@@ -44,7 +44,7 @@ void add_dump_options(po::options_description& d) {
       ("capture-backward-ops", po::bool_switch(), "record the operators autograd runs as entries too")
       ("exit-after-last-step", po::bool_switch(), "end the program once the last requested step is dumped")
       ("follow-children", po::bool_switch(), "capture the program's child processes too")
-      ("queue-size", po::value<std::size_t>(), "records in flight to the writer thread (default 256)")
+      ("queue-size", po::value<std::size_t>(), "records in flight to the writer thread (default 4096)")
       ("model", po::value<std::string>(), "dump forward + backward of this TorchScript model instead of a program")
       ("input-shape", po::value<std::vector<std::string>>()->multitoken(), "--model: one shape per input, e.g. 4,8")
       ("model-dtype", po::value<std::string>()->default_value("float32"), "--model: float32, float16, bfloat16, float64")
