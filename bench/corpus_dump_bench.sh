@@ -11,7 +11,12 @@
 # core is then the writer thread's, as on a training host with cores to spare; THREADS= leaves
 # LibTorch's default (its OpenMP workers spin between parallel regions on the writer's core).
 # MODES: plain (no tool), full (the default --stack), python, off (--stack off), one (only step 5
-# of the run dumped: the median is then of that step alone, over the rounds).
+# of the run dumped: the median is then of that step alone, over the rounds). Two modes compare a
+# dumped step with undumped steps of the same run, which this VM's drift (the same plain step 2.6 ms
+# in one run, 5.1 ms in another minutes later) cannot blur, and print that ratio instead of one
+# with the plain run: first (only step 5 dumped, with the default stacks: ÷ the median of steps
+# 2–4: what `--step 5` costs), every4 (steps 5, 9, 13, … dumped: each ÷ the step before it, the
+# median of those ratios: a dumped step once the first one's set-up is done).
 set -euo pipefail
 build=${1:-build-debian}
 rounds=${2:-5}
@@ -34,9 +39,24 @@ run_mode() {
   rm -rf "$work/d"
   case $mode in
     plain) "$python" -W ignore "${args[@]}" ;;
-    one)   "$acc" dump --dump-path "$work/d" --step 5 -- "$python" -W ignore "${args[@]}" --print-steps ;;
+    one|first) "$acc" dump --dump-path "$work/d" --step 5 -- "$python" -W ignore "${args[@]}" --print-steps ;;
+    every4) "$acc" dump --dump-path "$work/d" --step $(seq 5 4 $((steps - 1))) -- "$python" -W ignore "${args[@]}" --print-steps ;;
     *)     "$acc" dump --dump-path "$work/d" --stack "$mode" -- "$python" -W ignore "${args[@]}" ;;
-  esac 2>/dev/null | if [ "$mode" = one ]; then sed -n 's/^step 5 time \([0-9.]*\) ms/\1/p'; else sed -n 's/^median step: \([0-9.]*\) ms/\1/p'; fi
+  esac 2>/dev/null | case $mode in
+    one) sed -n 's/^step 5 time \([0-9.]*\) ms/\1/p' ;;
+    first|every4) sed -n 's/^step \([0-9]*\) time \([0-9.]*\) ms/\1 \2/p' | within_run "$mode" ;;
+    *) sed -n 's/^median step: \([0-9.]*\) ms/\1/p' ;;
+  esac
+}
+# "step ms" lines → the dumped step's time ÷ undumped steps of the same run (modes first, every4).
+within_run() {
+  awk -v mode="$1" '{ t[$1] = $2 } END {
+    if (mode == "first") { n = 0; for (k = 2; k <= 4; k++) b[++n] = t[k]
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (b[j] < b[i]) { x = b[i]; b[i] = b[j]; b[j] = x }
+      print t[5] / b[2]; exit }
+    n = 0; for (k = 5; (k in t) && ((k - 1) in t); k += 4) r[++n] = t[k] / t[k - 1]
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { x = r[i]; r[i] = r[j]; r[j] = x }
+    print (n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2) }'
 }
 
 echo "corpus dump cost: $python, $build, $rounds rounds of $steps steps, OMP_NUM_THREADS=${threads:-default} (median step; × the plain run)"
@@ -50,7 +70,8 @@ for model in "${models[@]}"; do
   printf '  %-26s' "$model"
   for m in "${modes[@]}"; do
     med=$(echo "${samples[$m]}" | tr ' ' '\n' | grep . | median_of)
-    if [ -n "$base" ]; then printf ' %9.3f ms %5.2fx' "$med" "$(awk -v t="$med" -v b="$base" 'BEGIN {print t / b}')"
+    if [ "$m" = first ] || [ "$m" = every4 ]; then printf ' %12s %5.2fx' "(same run)" "$med"
+    elif [ -n "$base" ]; then printf ' %9.3f ms %5.2fx' "$med" "$(awk -v t="$med" -v b="$base" 'BEGIN {print t / b}')"
     else printf ' %9.3f ms       ' "$med"; fi
   done
   echo

@@ -21,7 +21,8 @@ struct RawStack {
 
 // Return addresses of the calling thread into `frames`, innermost first (at most `max_frames`). Into
 // the caller's vector: a recycled record's keeps its memory (no allocation per call).
-void capture_raw_stack(std::vector<void*>& frames, std::size_t max_frames = 48);
+constexpr std::size_t kRawStackFrames = 48;
+void capture_raw_stack(std::vector<void*>& frames, std::size_t max_frames = kRawStackFrames);
 // Loads the unwinder capture_raw_stack uses, so the first capture does not (the engine's set-up).
 void prepare_stack_capture();
 // Which walk capture_raw_stack takes: "libunwind" or "boost".

@@ -24,6 +24,7 @@
 
 #include <acccheck/incomplete_dump.hpp>
 
+#include "engine/allocator_thresholds.hpp"
 #include "engine/argument_capture.hpp"
 #include "engine/capture_mode.hpp"
 #include "engine/dump_writer.hpp"
@@ -148,6 +149,10 @@ const OpInfo& lookup(const c10::OperatorHandle& op, ThreadState& ts) {
   ts.ops.emplace(key, info);
   return *info;
 }
+
+// Records made at set-up, ~2 KiB each: a dumped step of the corpus's models holds from ~300 (gpt,
+// vit) to 1,009 entries (efficientnet_b0; docs/dump.md, queue_size).
+constexpr std::size_t kPreparedRecords = 1024;
 
 bool matches(const std::string& entry, const std::vector<std::string>& items) {
   for (const auto& i : items)
@@ -488,7 +493,12 @@ std::string CaptureEngine::child_dump_path(const std::string& dump_path) {
 void CaptureEngine::configure(core::DumpOptions options) {
   if (g_state && !g_state->finished) throw std::runtime_error("a dump is already running in this process");
   static std::once_flag fork_handlers;
-  std::call_once(fork_handlers, [] { ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child); });
+  std::call_once(fork_handlers, [] {
+    ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    // Before the program's tensors (the preload configures before main): a dumped step must not
+    // trim and re-fault the heap where the plain step does not (allocator_thresholds.hpp).
+    settle_allocator_thresholds();
+  });
   core::validate_dump_options(options, "dump options");
   install_capture_fallback(c10::KernelFunction::makeFromBoxedFunction<&on_operator>());
   auto s = std::make_unique<State>(std::move(options));
@@ -516,6 +526,10 @@ void CaptureEngine::configure(core::DumpOptions options) {
   }
   open_writer(*s);
   if (s->options.stack != core::StackMode::off) prepare_stack_capture();
+  // The first dumped step's records and statistics table, made now: a program that dumps one step
+  // pays for them here, not in that step (on the configuring thread, which runs the steps).
+  DumpWriter::prepare_spare_records(std::min<std::size_t>(s->options.queue_size, kPreparedRecords));
+  prepare_statistics_cache();
   {
     // A new configuration may classify differently. The old entries are retired, not freed: another
     // thread may still hold a pointer until it sees the new epoch.

@@ -153,20 +153,38 @@ namespace {
 // were new ones with a pool of 64).
 thread_local std::vector<CapturedRecord> t_spare_records;
 
+// A new record with room for a typical call, not grown element by element (a reallocation per
+// doubling of each vector, on the training thread). `touch`: its memory written once (faulted in).
+CapturedRecord new_record(bool touch) {
+  constexpr std::size_t kValues = 16, kDims = 32;
+  CapturedRecord r;
+  if (touch) {
+    r.values.resize(kValues);
+    r.dims.resize(kDims);
+    r.stack.python.resize(kPythonStackFrames);
+    r.stack.frames.resize(kRawStackFrames + 1);  // capture_raw_stack's frames and its own
+    r.clear();
+  } else {
+    r.values.reserve(kValues);
+    r.dims.reserve(kDims);
+    r.stack.python.reserve(kPythonStackFrames);
+    r.stack.frames.reserve(kRawStackFrames + 1);
+  }
+  return r;
+}
+
 }  // namespace
 
+void DumpWriter::prepare_spare_records(std::size_t count) {
+  t_spare_records.reserve(count);
+  while (t_spare_records.size() < count) t_spare_records.push_back(new_record(true));
+}
+
+std::size_t DumpWriter::spare_records_ready() { return t_spare_records.size(); }
+
 CapturedRecord DumpWriter::spare_record() {
-  if (t_spare_records.empty()) {
-    // Until the writer hands records back (the first dumped step of a program), each call makes a
-    // new one: room for a typical call at once, not grown element by element (a reallocation per
-    // doubling of each vector, on the training thread).
-    CapturedRecord r;
-    r.values.reserve(16);
-    r.dims.reserve(32);
-    r.stack.python.reserve(32);
-    r.stack.frames.reserve(49);  // capture_raw_stack's 48 frames and its own
-    return r;
-  }
+  // Until the writer hands records back, beyond those prepared at set-up, each call makes one.
+  if (t_spare_records.empty()) return new_record(false);
   CapturedRecord r = std::move(t_spare_records.back());
   t_spare_records.pop_back();
   return r;

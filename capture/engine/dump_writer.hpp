@@ -44,6 +44,11 @@ class DumpWriter {
   // An empty record for the calling thread: one the writer is done with (its vectors' memory kept),
   // else a new one.
   static CapturedRecord spare_record();
+  // Tops the calling thread's spare records up to `count` new ones, their memory written once:
+  // the first dumped step then takes ready records instead of allocating (and faulting in) one per
+  // call (engine set-up, on the thread that configures: the one that runs the program's steps).
+  static void prepare_spare_records(std::size_t count);
+  static std::size_t spare_records_ready();  // the calling thread's
   void end_step(std::int64_t step);  // the files of `step` are finished (in queue order)
   // Drains the queue, finishes every open step, joins the thread.
   // Steps under dump_path holding a dump.json for this rank that this run did not write (`written`):

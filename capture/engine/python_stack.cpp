@@ -90,9 +90,13 @@ const PythonCode* code_of(const PythonApi& py, void* code) {
 
 // (code object, instruction offset) → (names, line), direct-mapped; accessed only with the GIL
 // held. Every captured stack walks the same few call sites (the training loop, the module __call__
-// machinery, the model's forward), so a frame is one probe of this table: PyFrame_GetLineNumber
-// walks the code's location table from its start on every call, and two hash maps per frame (names,
-// then line) were ~1.6 % of a dumped vit step's training-thread CPU samples (bench/RESULTS.md). A slot's
+// machinery, the model's forward), so a frame is a look at a few adjacent slots of this table:
+// PyFrame_GetLineNumber walks the code's location table from its start on every call (2–3 µs for
+// the module machinery's long functions), and two hash maps per frame (names, then line) were
+// ~1.6 % of a dumped vit step's training-thread CPU samples (bench/RESULTS.md). Open addressing
+// (up to kProbes slots from the key's own): direct-mapped, two call sites that shared a slot
+// evicted each other on every call — with gpt's ~85 call sites in 4,096 slots some pair shares one
+// in most runs (birthday odds), and a run that had one missed ~350 times a dumped step. A slot's
 // code object is pinned by code_of, so its pointer never names another code object. Without
 // PyFrame_GetLasti (before 3.11) the line is not cached, only the names.
 struct FrameSlot {
@@ -102,14 +106,22 @@ struct FrameSlot {
   const PythonCode* names = nullptr;
 };
 constexpr std::size_t kFrameSlots = 4096;  // a power of two
+constexpr std::size_t kProbes = 8;
 
 std::pair<const PythonCode*, int> frame_of(const PythonApi& py, void* frame, void* code) {
   static auto* slots = new FrameSlot[kFrameSlots];
   if (!py.frame_lasti) return {code_of(py, code), py.frame_line(frame)};
   const int lasti = py.frame_lasti(frame);
   const auto key = reinterpret_cast<std::uintptr_t>(code) ^ (static_cast<std::uintptr_t>(lasti) << 20);
-  FrameSlot& slot = slots[(key * 0x9E3779B97F4A7C15ull) >> 52 & (kFrameSlots - 1)];
-  if (slot.code != code || slot.lasti != lasti) slot = FrameSlot{code, lasti, py.frame_line(frame), code_of(py, code)};
+  const std::size_t home = (key * 0x9E3779B97F4A7C15ull) >> 52;
+  std::size_t at = home;
+  for (std::size_t k = 0; k < kProbes; ++k) {
+    const FrameSlot& s = slots[(home + k) & (kFrameSlots - 1)];
+    if (s.code == code && s.lasti == lasti) return {s.names, s.line};
+    if (!s.code) { at = (home + k) & (kFrameSlots - 1); break; }
+  }
+  FrameSlot& slot = slots[at];
+  slot = FrameSlot{code, lasti, py.frame_line(frame), code_of(py, code)};
   return {slot.names, slot.line};
 }
 

@@ -23,7 +23,8 @@ using PythonFrames = std::vector<std::pair<const PythonCode*, int>>;  // innermo
 // Frames of the calling thread's Python stack into `frames`, innermost first (at most `max_frames`);
 // empty when this is not a Python process, the thread has no Python state, or the interpreter is
 // going away. Into the caller's vector: a recycled record's keeps its memory.
-void capture_python_stack(PythonFrames& frames, std::size_t max_frames = 32);
+constexpr std::size_t kPythonStackFrames = 32;
+void capture_python_stack(PythonFrames& frames, std::size_t max_frames = kPythonStackFrames);
 bool python_present();
 
 }  // namespace acccheck::capture

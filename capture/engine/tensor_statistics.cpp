@@ -244,6 +244,8 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending)
   remember(t, spec);
 }
 
+void prepare_statistics_cache() { cache(); }
+
 void apply_pending_statistics(const at::Tensor& pending, Statistics& spec) {
   at::Tensor h = pending.to(at::kCPU, at::kDouble);
   const double* v = h.data_ptr<double>();

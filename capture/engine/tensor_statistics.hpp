@@ -20,5 +20,8 @@ struct Statistics {
 // they are never entries, and under a RecordFunction guard, so no profiler sees them.
 void fill_statistics(const at::Tensor& t, Statistics& out, at::Tensor* pending);
 void apply_pending_statistics(const at::Tensor& pending, Statistics& out);
+// Makes the calling thread's table of reusable statistics now (engine set-up), not in the first
+// dumped step (~250 KiB written).
+void prepare_statistics_cache();
 
 }  // namespace acccheck::capture

@@ -1,7 +1,10 @@
 // The writer's queue: around fork(), lock_when_idle() returns only once the consumer has finished
 // the items it holds and waits for more, and keeps producers out until unlock_after_fork(); items
 // reach a consumer that is not woken for each of them; retired items die on the producer's thread.
+// And the records a thread is given before the writer hands any back.
 #include "engine/record_queue.hpp"
+
+#include "engine/dump_writer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -230,4 +233,26 @@ TEST(RecordQueueBatching, RetiredItemsCanComeBackToTheProducerForReuse) {
   }
   q.close();
   consumer.join();
+}
+
+// Records prepared at set-up (DumpWriter::prepare_spare_records) are what the thread's first calls
+// get: empty, with room for a typical call's values, dimensions and both kinds of stack.
+TEST(SpareRecords, PreparedRecordsServeTheFirstCallsOfTheirThread) {
+  using acccheck::capture::DumpWriter;
+  std::thread fresh([] {  // a thread with no spare records yet
+    EXPECT_EQ(DumpWriter::spare_records_ready(), 0u);
+    DumpWriter::prepare_spare_records(3);
+    DumpWriter::prepare_spare_records(2);  // tops up: still 3
+    EXPECT_EQ(DumpWriter::spare_records_ready(), 3u);
+    for (int k = 0; k < 3; ++k) {
+      acccheck::capture::CapturedRecord r = DumpWriter::spare_record();
+      EXPECT_TRUE(r.values.empty() && r.dims.empty() && r.stack.frames.empty() && r.stack.python.empty());
+      EXPECT_GE(r.values.capacity(), 16u);
+      EXPECT_GE(r.dims.capacity(), 32u);
+      EXPECT_GE(r.stack.python.capacity(), acccheck::capture::kPythonStackFrames);
+      EXPECT_GE(r.stack.frames.capacity(), acccheck::capture::kRawStackFrames + 1);
+    }
+    EXPECT_EQ(DumpWriter::spare_records_ready(), 0u);
+  });
+  fresh.join();
 }
