@@ -492,8 +492,8 @@ std::string CaptureEngine::child_dump_path(const std::string& dump_path) {
 
 void CaptureEngine::configure(core::DumpOptions options) {
   if (g_state && !g_state->finished) throw std::runtime_error("a dump is already running in this process");
-  static std::once_flag fork_handlers;
-  std::call_once(fork_handlers, [] {
+  static std::once_flag once_per_process;
+  std::call_once(once_per_process, [] {
     ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     // Before the program's tensors (the preload configures before main): a dumped step must not
     // trim and re-fault the heap where the plain step does not (allocator_thresholds.hpp).

@@ -156,20 +156,16 @@ thread_local std::vector<CapturedRecord> t_spare_records;
 // A new record with room for a typical call, not grown element by element (a reallocation per
 // doubling of each vector, on the training thread). `touch`: its memory written once (faulted in).
 CapturedRecord new_record(bool touch) {
-  constexpr std::size_t kValues = 16, kDims = 32;
+  auto room = [touch](auto& v, std::size_t n) {
+    if (!touch) return v.reserve(n);
+    v.resize(n);  // written: faulted in now
+    v.clear();    // the capacity stays
+  };
   CapturedRecord r;
-  if (touch) {
-    r.values.resize(kValues);
-    r.dims.resize(kDims);
-    r.stack.python.resize(kPythonStackFrames);
-    r.stack.frames.resize(kRawStackFrames + 1);  // capture_raw_stack's frames and its own
-    r.clear();
-  } else {
-    r.values.reserve(kValues);
-    r.dims.reserve(kDims);
-    r.stack.python.reserve(kPythonStackFrames);
-    r.stack.frames.reserve(kRawStackFrames + 1);
-  }
+  room(r.values, 16);
+  room(r.dims, 32);
+  room(r.stack.python, kPythonStackFrames);
+  room(r.stack.frames, kRawStackFrames + 1);  // capture_raw_stack's frames and its own
   return r;
 }
 

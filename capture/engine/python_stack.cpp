@@ -88,7 +88,7 @@ const PythonCode* code_of(const PythonApi& py, void* code) {
   return &m.emplace(code, std::move(c)).first->second;
 }
 
-// (code object, instruction offset) → (names, line), direct-mapped; accessed only with the GIL
+// (code object, instruction offset) → (names, line), open addressing; accessed only with the GIL
 // held. Every captured stack walks the same few call sites (the training loop, the module __call__
 // machinery, the model's forward), so a frame is a look at a few adjacent slots of this table:
 // PyFrame_GetLineNumber walks the code's location table from its start on every call (2–3 µs for
@@ -116,10 +116,13 @@ std::pair<const PythonCode*, int> frame_of(const PythonApi& py, void* frame, voi
   const std::size_t home = (key * 0x9E3779B97F4A7C15ull) >> 52;
   std::size_t at = home;
   for (std::size_t k = 0; k < kProbes; ++k) {
-    const FrameSlot& s = slots[(home + k) & (kFrameSlots - 1)];
-    if (s.code == code && s.lasti == lasti) return {s.names, s.line};
-    if (!s.code) { at = (home + k) & (kFrameSlots - 1); break; }
-  }
+    const std::size_t i = (home + k) & (kFrameSlots - 1);
+    if (slots[i].code == code && slots[i].lasti == lasti) return {slots[i].names, slots[i].line};
+    if (!slots[i].code) {
+      at = i;
+      break;
+    }
+  }  // all taken by other call sites: the key's own slot is replaced
   FrameSlot& slot = slots[at];
   slot = FrameSlot{code, lasti, py.frame_line(frame), code_of(py, code)};
   return {slot.names, slot.line};
