@@ -42,7 +42,7 @@ void FlatEncoder::add_tensor(const at::Tensor& t) {
   v.count = static_cast<std::uint32_t>(sizes.size());
   record_.dims.insert(record_.dims.end(), sizes.begin(), sizes.end());
   at::Tensor pending;
-  fill_statistics(t, v.stats, &pending);
+  fill_statistics(t, v.stats, &pending, zeros_);
   if (pending.defined()) record_.pending_statistics.emplace_back(record_.tensor_specs, pending);
   // One copy on the training thread; the writer moves it to the host and pickles it.
   if (save_) {

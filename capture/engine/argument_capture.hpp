@@ -23,6 +23,9 @@ class FlatEncoder {
   void value(const c10::IValue& v, ArgSlot::Meaning meaning, Section section, std::size_t slot);
   // A top-level tensor (a gradient): undefined → none.
   void tensor(const at::Tensor& t, Section section);
+  // The tensors encoded from now on hold only zeros (the outputs of aten::zero_): their statistics
+  // are known without reading them (fill_statistics).
+  void tensors_are_zeros() { zeros_ = true; }
 
  private:
   void encode(const c10::IValue& v, ArgSlot::Meaning meaning);
@@ -31,6 +34,7 @@ class FlatEncoder {
 
   CapturedRecord& record_;
   bool save_;
+  bool zeros_ = false;
 };
 
 // Forward inputs: positional schema arguments → args (slot = their place in the schema),

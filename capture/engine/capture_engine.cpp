@@ -28,6 +28,7 @@
 #include "engine/argument_capture.hpp"
 #include "engine/capture_mode.hpp"
 #include "engine/dump_writer.hpp"
+#include "engine/pointer_map.hpp"
 #include "plugin_host/plugin_registry.hpp"
 
 namespace acccheck::capture {
@@ -66,7 +67,9 @@ std::atomic<bool> g_active{false};        // configured and not finished: the fa
 std::atomic<bool> g_dumping{false};       // started, step and rank selected, writer healthy
 std::atomic<bool> g_backward_seen{false}; // a backward pass ran in this step (auto steps)
 std::atomic<std::uint64_t> g_epoch{1};    // bumped on configure()/start(): stale thread caches reset
-std::atomic<std::size_t> g_ops_seen{0};
+// An operator of a category ran (for the end-of-run reason when nothing was dumped). Set once, not
+// counted: a locked read-modify-write per call waited for the record's stores to drain.
+std::atomic<bool> g_op_seen{false};
 
 // ---- operator classification, cached per dispatcher operator -----------------------------------
 
@@ -86,7 +89,7 @@ std::unordered_map<std::string, std::size_t>& api_ids() {
 struct ThreadState {
   std::uint64_t epoch = 0;
   // The operator's name object (owned by the dispatcher, one per operator) → its classification.
-  std::unordered_map<const void*, const OpInfo*> ops;
+  PointerMap<const OpInfo> ops;
 };
 thread_local ThreadState tl;
 
@@ -115,6 +118,7 @@ std::unique_ptr<OpInfo> classify(const c10::OperatorHandle& op) {
   const c10::OperatorName& name = op.operator_name();
   info->op_name = name.name;
   info->overload = name.overload_name;
+  info->zeroes_self = info->op_name == "aten::zero_";
   if (!op.hasSchema()) return info;  // never called: a call needs the schema to box its arguments
   const c10::FunctionSchema& schema = op.schema();
   info->arguments = schema.arguments().size();
@@ -136,8 +140,7 @@ std::unique_ptr<OpInfo> classify(const c10::OperatorHandle& op) {
 
 const OpInfo& lookup(const c10::OperatorHandle& op, ThreadState& ts) {
   const void* key = &op.operator_name();
-  auto it = ts.ops.find(key);
-  if (it != ts.ops.end()) return *it->second;
+  if (const OpInfo* known = ts.ops.find(key)) return *known;
   const OpInfo* info;
   {
     std::lock_guard<std::mutex> lock(g_ops_mutex);
@@ -146,7 +149,7 @@ const OpInfo& lookup(const c10::OperatorHandle& op, ThreadState& ts) {
     if (!slot) slot = classify(op);
     info = slot.get();
   }
-  ts.ops.emplace(key, info);
+  ts.ops.insert(key, info);
   return *info;
 }
 
@@ -202,18 +205,18 @@ class BackwardCapture final : public torch::autograd::FunctionPostHook {
                                             const torch::autograd::variable_list& grad_outputs) override {
     if (!g_active.load(std::memory_order_relaxed) || g_state->writer->failed()) return grad_inputs;
     ToolCalls tool;  // the hook runs inside the backward pass, whose calls may be captured
-    CapturedRecord c = DumpWriter::spare_record();
-    c.step = step_;
-    c.op = op_;
-    c.call = call_;
-    c.direction = Direction::backward;  // no acccheck_op: replay takes it from the forward
+    std::unique_ptr<CapturedRecord> c = DumpWriter::spare_record();
+    c->step = step_;
+    c->op = op_;
+    c->call = call_;
+    c->direction = Direction::backward;  // no acccheck_op: replay takes it from the forward
     try {
-      FlatEncoder enc(c, g_state->tensor_mode);
+      FlatEncoder enc(*c, g_state->tensor_mode);
       for (const auto& g : grad_outputs) enc.tensor(g, Section::grad_inputs);
       for (const auto& g : grad_inputs) enc.tensor(g, Section::grad_outputs);
       g_state->writer->push(std::move(c));
     } catch (const std::exception& e) {
-      std::cerr << "acccheck dump: " << c.entry_name() << " not recorded: " << e.what() << "\n";
+      std::cerr << "acccheck dump: " << op_->api_name << "." << call_ << ".backward not recorded: " << e.what() << "\n";
     }
     return grad_inputs;
   }
@@ -308,21 +311,32 @@ bool capture_inputs(State& s, const OpInfo& info, c10::ArrayRef<const c10::IValu
 }
 
 // After the call: its results, a post hook for its gradients, and the record to the writer.
-void capture_outputs(State& s, c10::ArrayRef<const c10::IValue> outputs, CapturedRecord& c) {
+void capture_outputs(State& s, c10::ArrayRef<const c10::IValue> outputs, std::unique_ptr<CapturedRecord> c) {
+  const OpInfo& op = *c->op;
+  const std::int64_t call = c->call;
   try {
-    FlatEncoder enc(c, s.tensor_mode);
+    FlatEncoder enc(*c, s.tensor_mode);
+    if (op.zeroes_self) enc.tensors_are_zeros();
     encode_outputs(outputs, enc);
     // Gradients: one post hook on the autograd node that produced the outputs.
     for (const auto& v : outputs) {
       if (!v.isTensor()) continue;
       const at::Tensor& t = v.toTensor();
-      if (!t.defined() || !t.requires_grad() || !t.grad_fn()) continue;
-      t.grad_fn()->add_post_hook(std::make_unique<BackwardCapture>(c.op, c.call, c.step));
+      if (!t.defined() || !t.requires_grad()) continue;
+      // The node itself, not a shared_ptr copy (two locked instructions, each waiting for the
+      // record's stores to drain) — except for a view, whose grad_fn() may rebuild its node after an
+      // in-place call on its base.
+      // (grad_fn() returns a std::shared_ptr in LibTorch 1.13, a c10::intrusive_ptr in 2.13.)
+      const bool view = t.is_view();
+      const auto view_node = view ? t.grad_fn() : decltype(t.grad_fn()){};
+      torch::autograd::Node* node = view ? view_node.get() : torch::autograd::impl::grad_fn_unsafe(t);
+      if (!node) continue;
+      node->add_post_hook(std::make_unique<BackwardCapture>(c->op, c->call, c->step));
       break;
     }
     s.writer->push(std::move(c));
   } catch (const std::exception& e) {
-    std::cerr << "acccheck dump: " << c.api() << " not recorded: " << e.what() << "\n";
+    std::cerr << "acccheck dump: " << op.api_name << "." << call << " not recorded: " << e.what() << "\n";
   }
 }
 
@@ -362,7 +376,7 @@ void on_operator(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::j
   }
   if (!info.kept) return op.redispatchBoxed(next, stack);
   ToolCalls tool;  // from here on the operator's nested calls and the tool's own work skip the fallback
-  if (!in_backward) g_ops_seen.fetch_add(1, std::memory_order_relaxed);
+  if (!in_backward && !g_op_seen.load(std::memory_order_relaxed)) g_op_seen.store(true, std::memory_order_relaxed);
   const auto inputs = last_values(*stack, info.arguments);
   if (s->options.auto_step && !in_backward) begin_step_if_forward_starts(*s, inputs);
   std::int64_t step = 0;
@@ -370,13 +384,13 @@ void on_operator(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::j
   if (g_dumping.load(std::memory_order_relaxed)) call = number_entry(*s, info, step);
   if (!call) return op.redispatchBoxed(next, stack);
 
-  CapturedRecord c = DumpWriter::spare_record();  // one the writer is done with: its vectors keep their memory
-  c.call = *call;
-  c.step = step;
-  c.op = &info;
-  const bool recorded = capture_inputs(*s, info, inputs, in_backward, c);
+  std::unique_ptr<CapturedRecord> c = DumpWriter::spare_record();  // one the writer is done with: its vectors keep their memory
+  c->call = *call;
+  c->step = step;
+  c->op = &info;
+  const bool recorded = capture_inputs(*s, info, inputs, in_backward, *c);
   op.redispatchBoxed(next, stack);
-  if (recorded) capture_outputs(*s, last_values(*stack, info.returns), c);
+  if (recorded) capture_outputs(*s, last_values(*stack, info.returns), std::move(c));
 }
 
 // ---- set-up ------------------------------------------------------------------------------------------
@@ -626,7 +640,7 @@ std::string CaptureEngine::finish() {
     else if (s->category_calls == 0 && !s->options.steps.all() && first_requested(s->options.steps) > s->step)
       os << "no requested step was reached (steps " << s->options.steps.text() << " requested, the program ended in step "
          << s->step << ")";
-    else if (g_ops_seen.load() == 0)
+    else if (!g_op_seen.load())
       os << "no operator of the hook plugins' categories ran"
          << (s->started || s->options.auto_step ? "" : " (start() was never called)");
     else if (s->category_calls == 0)

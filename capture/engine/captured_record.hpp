@@ -37,6 +37,7 @@ struct OpInfo {
   std::string api_name;          // "Aten.addmm"
   std::size_t api_id = 0;        // index of api_name among the names classified so far
   bool replayable = true;
+  bool zeroes_self = false;  // aten::zero_: its output holds only zeros
   std::size_t arguments = 0, returns = 0;  // the schema's: how many values a call has on the stack
   std::vector<ArgSlot> args;               // kept operators only
 };

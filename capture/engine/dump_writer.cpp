@@ -151,21 +151,21 @@ namespace {
 // capacity in records: with fewer, a writer that hands back a long step's records at once had the
 // surplus destroyed and the next step's records allocated anew (most of a small step's records
 // were new ones with a pool of 64).
-thread_local std::vector<CapturedRecord> t_spare_records;
+thread_local std::vector<std::unique_ptr<CapturedRecord>> t_spare_records;
 
 // A new record with room for a typical call, not grown element by element (a reallocation per
 // doubling of each vector, on the training thread). `touch`: its memory written once (faulted in).
-CapturedRecord new_record(bool touch) {
+std::unique_ptr<CapturedRecord> new_record(bool touch) {
   auto room = [touch](auto& v, std::size_t n) {
     if (!touch) return v.reserve(n);
     v.resize(n);  // written: faulted in now
     v.clear();    // the capacity stays
   };
-  CapturedRecord r;
-  room(r.values, 16);
-  room(r.dims, 32);
-  room(r.stack.python, kPythonStackFrames);
-  room(r.stack.frames, kRawStackFrames + 1);  // capture_raw_stack's frames and its own
+  auto r = std::make_unique<CapturedRecord>();
+  room(r->values, 16);
+  room(r->dims, 32);
+  room(r->stack.python, kPythonStackFrames);
+  room(r->stack.frames, kRawStackFrames + 1);  // capture_raw_stack's frames and its own
   return r;
 }
 
@@ -178,24 +178,24 @@ void DumpWriter::prepare_spare_records(std::size_t count) {
 
 std::size_t DumpWriter::spare_records_ready() { return t_spare_records.size(); }
 
-CapturedRecord DumpWriter::spare_record() {
+std::unique_ptr<CapturedRecord> DumpWriter::spare_record() {
   // Until the writer hands records back, beyond those prepared at set-up, each call makes one.
   if (t_spare_records.empty()) return new_record(false);
-  CapturedRecord r = std::move(t_spare_records.back());
+  std::unique_ptr<CapturedRecord> r = std::move(t_spare_records.back());
   t_spare_records.pop_back();
   return r;
 }
 
-void DumpWriter::push(CapturedRecord record) {
+void DumpWriter::push(std::unique_ptr<CapturedRecord> record) {
   if (failed_) return;
   std::size_t bytes = 0;
-  for (const auto& t : record.tensors) bytes += tensor_bytes(t.second);
+  for (const auto& t : record->tensors) bytes += tensor_bytes(t.second);
   in_flight_.fetch_add(1);
   thread_local std::vector<Item> retired;
   queue_.push(Item(std::move(record)), bytes, &retired);
   for (auto& item : retired)
-    if (auto* r = std::get_if<CapturedRecord>(&item); r && t_spare_records.size() < options_.queue_size) {
-      r->clear();  // the tensors it held are freed here, on their thread
+    if (auto* r = std::get_if<std::unique_ptr<CapturedRecord>>(&item); r && t_spare_records.size() < options_.queue_size) {
+      (*r)->clear();  // the tensors it held are freed here, on their thread
       t_spare_records.push_back(std::move(*r));
     }
   retired.clear();
@@ -337,7 +337,7 @@ void DumpWriter::run() {
     for (auto& item : batch) {
       if (!failed_) {
         try {
-          if (auto* r = std::get_if<CapturedRecord>(&item)) write_record(*r);
+          if (auto* r = std::get_if<std::unique_ptr<CapturedRecord>>(&item)) write_record(**r);
           else close_step(std::get<EndStep>(item).step);
           // The entries reach the files whenever the writer has caught up (nothing else in flight:
           // a producer counts an item before it queues it): one write per batch while the program

@@ -374,7 +374,7 @@ class EntryText {
       newline(d);
       out_.push_back(']');
     }
-    for (const auto& [key, stat] : {std::pair<const char*, const Statistic*>{"Max", &v.stats.max},
+    for (const auto& [key, stat] : {std::pair<const char*, const HeldStatistic*>{"Max", &v.stats.max},
                                     {"Min", &v.stats.min}, {"Mean", &v.stats.mean}, {"Norm", &v.stats.norm}}) {
       out_.push_back(',');
       member_key(key, d);

@@ -103,19 +103,23 @@ struct CachedStatistics {
   c10::weak_intrusive_ptr<c10::TensorImpl> root{c10::intrusive_ptr<c10::TensorImpl>()};
   const c10::TensorImpl* root_ptr = nullptr;
   std::int64_t version = -1;
-  const void* data = nullptr;
   std::int64_t numel = 0;
   at::ScalarType dtype = at::kFloat;
-  Statistic max, min, mean, norm;
+  Statistics stats;
 };
 // Entries are found by data pointer in a 4-way set-associative table (least recently used out),
 // big enough that a training step's parameters, gradients and optimizer buffers stay from one use
 // to the next (a 32-slot ring forgot a parameter's statistics before the next step's forward pass
 // read it). One table per thread that captures, on the heap (not in every thread's TLS block).
+// A set's four data pointers lie together, apart from the entries: a look-up reads one cache line
+// of a 16 KiB array, and an entry's own line only when its pointer matches. With the pointers in
+// the ~150-byte entries a miss read four lines of a 300 KiB table that the step between two calls
+// had evicted (the probe's load held a fifth of fill_statistics' own samples, dumped gpt).
 constexpr std::size_t kWays = 4, kSets = 512;
 struct StatisticsCache {
-  CachedStatistics entries[kSets][kWays];
+  const void* data[kSets][kWays] = {};
   std::uint64_t last_use[kSets][kWays] = {};
+  CachedStatistics entries[kSets][kWays];
   std::uint64_t clock = 0;
 };
 thread_local std::unique_ptr<StatisticsCache> t_cache;
@@ -140,8 +144,8 @@ const CachedStatistics* cached(const at::Tensor& t) {
   StatisticsCache& k = cache();
   const std::size_t set = set_of(data);
   for (std::size_t w = 0; w < kWays; ++w) {
+    if (k.data[set][w] != data) continue;
     const CachedStatistics& c = k.entries[set][w];
-    if (c.data != data) continue;
     if (c.numel == t.numel() && c.dtype == t.scalar_type() && !c.root.expired() &&
         c.root_ptr == root_of(t).unsafeGetTensorImpl() && c.version == static_cast<std::int64_t>(t._version())) {
       k.last_use[set][w] = ++k.clock;
@@ -161,7 +165,7 @@ void remember(const at::Tensor& t, const Statistics& spec) {
   const std::size_t set = set_of(data);
   std::size_t way = 0;
   for (std::size_t w = 0; w < kWays; ++w) {
-    if (k.entries[set][w].data == data) {
+    if (k.data[set][w] == data) {
       way = w;
       break;
     }
@@ -173,26 +177,31 @@ void remember(const at::Tensor& t, const Statistics& spec) {
   c.root = c10::weak_intrusive_ptr<c10::TensorImpl>(root.getIntrusivePtr());
   c.root_ptr = root.unsafeGetTensorImpl();
   c.version = static_cast<std::int64_t>(t._version());
-  c.data = data;
+  k.data[set][way] = data;
   c.numel = t.numel();
   c.dtype = t.scalar_type();
-  c.max = spec.max;
-  c.min = spec.min;
-  c.mean = spec.mean;
-  c.norm = spec.norm;
+  c.stats = spec;
 }
 
 }  // namespace
 
-void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending) {
-  spec.max = spec.min = spec.mean = spec.norm = Statistic{};
+void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending, bool zeros) {
+  // Four stores, no chained assignment: `a = b = Statistic{}` read back what it had just stored
+  // into the record's (seldom cached) memory and waited for the line.
+  spec.max = HeldStatistic{};
+  spec.min = HeldStatistic{};
+  spec.mean = HeldStatistic{};
+  spec.norm = HeldStatistic{};
   if (no_data(t)) return;
   // The tool's own operators (complex, bool, device, non-dense tensors, other dtypes): no profiler
   // sees them. The engine runs this with the capture key excluded, so they are never entries.
   std::optional<at::RecordFunctionGuard> unseen;
   if (!without_operators(t)) unseen.emplace(false);
-  at::Tensor x = t;
-  if (x.is_complex()) x = x.abs();
+  // References, not copies: a tensor copy is two locked instructions on its reference count, each
+  // waiting until the record's stores before it have reached the cache. A new tensor only where the
+  // elements cannot be read as they are (complex: their absolute values; not dense: a copy).
+  at::Tensor made, dense;
+  const at::Tensor& x = t.is_complex() ? (made = t.abs()) : t;
   if (!x.is_cpu()) {
     // Computed on the device; read back by the writer thread.
     if (x.scalar_type() == at::kBool) {
@@ -211,23 +220,24 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending)
   }
   bool integral = at::isIntegralType(x.scalar_type(), /*includeBool=*/false);
   if (x.dim() == 0) {
-    double v = first_element(x);
+    double v = zeros ? 0.0 : first_element(x);
     Statistic s = integral ? Statistic{Statistic::Kind::integer, v} : float32_statistic(round_to(x.scalar_type(), v));
-    spec.max = spec.min = spec.mean = spec.norm = s;
+    spec.max = s;
+    spec.min = s;
+    spec.mean = s;
+    spec.norm = s;
     return;
   }
   if (const CachedStatistics* hit = cached(t)) {
-    spec.max = hit->max;
-    spec.min = hit->min;
-    spec.mean = hit->mean;
-    spec.norm = hit->norm;
+    spec = hit->stats;
     return;
   }
   // A dense tensor is read in memory order whatever its strides (a transposed gradient, a channels-
   // last activation): the statistics do not depend on the order, and the copy contiguous() would
   // make cost as much as the pass.
-  at::Tensor c = x.is_non_overlapping_and_dense() ? x : x.contiguous();
-  Accumulated a = accumulate_tensor(c);
+  const at::Tensor& c = zeros || x.is_non_overlapping_and_dense() ? x : (dense = x.contiguous());
+  // Zeros: the maximum and minimum are +0, the sums 0 — what the pass would find, not read.
+  Accumulated a = zeros ? Accumulated{0.0, 0.0, 0.0, 0.0, false} : accumulate_tensor(c);
   double n = static_cast<double>(c.numel());
   at::ScalarType rt = integral || c.scalar_type() == at::kDouble ? at::kFloat : c.scalar_type();
   if (a.nan) {
@@ -240,7 +250,7 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending)
   spec.min = float32_statistic(round_to(at::kFloat, a.min));
   spec.mean = float32_statistic(round_to(rt, a.sum / n));
   spec.norm = float32_statistic(round_to(rt, std::sqrt(a.sumsq)));
-  if (t.is_complex()) spec.norm = Statistic{};  // msprobe: no norm for complex tensors
+  if (t.is_complex()) spec.norm = HeldStatistic{};  // msprobe: no norm for complex tensors
   remember(t, spec);
 }
 

@@ -245,7 +245,8 @@ TEST(SpareRecords, PreparedRecordsServeTheFirstCallsOfTheirThread) {
     DumpWriter::prepare_spare_records(2);  // tops up: still 3
     EXPECT_EQ(DumpWriter::spare_records_ready(), 3u);
     for (int k = 0; k < 3; ++k) {
-      acccheck::capture::CapturedRecord r = DumpWriter::spare_record();
+      std::unique_ptr<acccheck::capture::CapturedRecord> owned = DumpWriter::spare_record();
+      const acccheck::capture::CapturedRecord& r = *owned;
       EXPECT_TRUE(r.values.empty() && r.dims.empty() && r.stack.frames.empty() && r.stack.python.empty());
       EXPECT_GE(r.values.capacity(), 16u);
       EXPECT_GE(r.dims.capacity(), 32u);

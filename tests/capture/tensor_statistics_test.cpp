@@ -157,3 +157,39 @@ TEST(TensorStatistics, AParametersStatisticsOutliveAStepOfOtherTensors) {
   EXPECT_EQ(stats_of(w).max.value, 1.0) << "recomputed: the statistics were forgotten";
   EXPECT_EQ(stats_of(w.t()).max.value, 1.0) << "a view of it shares the entry";
 }
+
+// The statistics of aten::zero_'s output are known without the pass: exactly what the pass over
+// zeros gives (kind, value and float32-ness of each), for every dtype read in place, 0-d, a tensor
+// longer than a block and one that is not dense. The tensor handed over holds ones: the known
+// statistics are not read from its elements.
+TEST(TensorStatistics, KnownZerosAreWhatThePassOverZerosGives) {
+  auto expect_same = [](const acccheck::capture::HeldStatistic& known, const acccheck::capture::HeldStatistic& read,
+                        const std::string& what) {
+    EXPECT_EQ(known.kind, read.kind) << what;
+    EXPECT_EQ(known.value, read.value) << what;
+    EXPECT_EQ(std::signbit(known.value), std::signbit(read.value)) << what;
+    EXPECT_EQ(known.float32, read.float32) << what;
+  };
+  for (at::ScalarType dtype : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kLong, at::kInt, at::kByte}) {
+    for (std::vector<std::int64_t> shape : {std::vector<std::int64_t>{}, {4}, {3, 700}}) {
+      for (bool strided : {false, true}) {
+        if (strided && shape.size() < 2) continue;
+        auto make = [&](double fill) {
+          at::Tensor t = at::full(shape, fill, at::TensorOptions().dtype(dtype));
+          return strided ? t.slice(1, 0, 700, 2) : t;  // every other column: not dense
+        };
+        const std::string what = std::string(c10::toString(dtype)) + " shape " + std::to_string(shape.size()) +
+                                 "-d" + (strided ? " strided" : "");
+        auto read = stats_of(make(0.0));
+        acccheck::capture::Statistics known;
+        at::Tensor pending;
+        fill_statistics(make(1.0), known, &pending, /*zeros=*/true);
+        expect_same(known.max, read.max, what + " max");
+        expect_same(known.min, read.min, what + " min");
+        expect_same(known.mean, read.mean, what + " mean");
+        expect_same(known.norm, read.norm, what + " norm");
+        EXPECT_EQ(read.max.value, 0.0) << what;
+      }
+    }
+  }
+}
