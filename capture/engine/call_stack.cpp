@@ -18,8 +18,9 @@ std::uint64_t RawStack::hash() const {
     h ^= reinterpret_cast<std::uintptr_t>(f);
     h *= 1099511628211ull;
   }
-  for (const auto& [code, line] : python) {
-    h ^= reinterpret_cast<std::uintptr_t>(code) + static_cast<std::uint64_t>(line);
+  for (const PythonFrame& f : python) {
+    h ^= reinterpret_cast<std::uintptr_t>(f.code) + (static_cast<std::uint64_t>(static_cast<std::uint32_t>(f.offset)) << 32) +
+         static_cast<std::uint32_t>(f.line);
     h *= 1099511628211ull;
   }
   return h;
@@ -113,9 +114,11 @@ SourceCache& sources() {
 
 std::vector<std::string> describe_stack(const RawStack& stack, bool full) {
   std::vector<std::string> lines;
-  for (const auto& [code, line] : stack.python)
-    lines.push_back("File " + code->file + ", line " + std::to_string(line) + ", in " + code->name + ", \n " +
-                    sources().line(code->file, static_cast<std::size_t>(std::max(line, 0))));
+  for (const PythonFrame& f : stack.python) {
+    const int line = f.line_number();
+    lines.push_back("File " + f.code->file + ", line " + std::to_string(line) + ", in " + f.code->name + ", \n " +
+                    sources().line(f.code->file, static_cast<std::size_t>(std::max(line, 0))));
+  }
   if (!stack.python.empty()) return lines;
   for (void* addr : stack.frames) {
     Dl_info info{};

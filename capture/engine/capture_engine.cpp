@@ -539,7 +539,10 @@ void CaptureEngine::configure(core::DumpOptions options) {
     throw std::runtime_error(why);
   }
   open_writer(*s);
-  if (s->options.stack != core::StackMode::off) prepare_stack_capture();
+  if (s->options.stack != core::StackMode::off) {
+    prepare_stack_capture();
+    if (s->options.stack != core::StackMode::raw) prepare_python_stack();
+  }
   // The first dumped step's records and statistics table, made now: a program that dumps one step
   // pays for them here, not in that step (on the configuring thread, which runs the steps).
   DumpWriter::prepare_spare_records(std::min<std::size_t>(s->options.queue_size, kPreparedRecords));
