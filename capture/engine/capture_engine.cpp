@@ -331,7 +331,7 @@ void capture_outputs(State& s, c10::ArrayRef<const c10::IValue> outputs, std::un
       const auto view_node = view ? t.grad_fn() : decltype(t.grad_fn()){};
       torch::autograd::Node* node = view ? view_node.get() : torch::autograd::impl::grad_fn_unsafe(t);
       if (!node) continue;
-      node->add_post_hook(std::make_unique<BackwardCapture>(c->op, c->call, c->step));
+      node->add_post_hook(std::make_unique<BackwardCapture>(&op, call, c->step));
       break;
     }
     s.writer->push(std::move(c));

@@ -202,8 +202,6 @@ int PythonCode::line_at(int offset) const {
   return lines_.line_at(offset);
 }
 
-bool python_present() { return api().ok && api().is_initialized(); }
-
 void prepare_python_stack() {
   // Only a process that has an interpreter now: a program without one, or one that loads it later,
   // looks the API up on its first captured call, as before.

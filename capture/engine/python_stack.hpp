@@ -50,7 +50,6 @@ using PythonFrames = std::vector<PythonFrame>;  // innermost first
 // going away. Into the caller's vector: a recycled record's keeps its memory.
 constexpr std::size_t kPythonStackFrames = 32;
 void capture_python_stack(PythonFrames& frames, std::size_t max_frames = kPythonStackFrames);
-bool python_present();
 // Looks up Python's C API and makes the frame table now, when the process already has an interpreter
 // (the engine's set-up), so the first dumped step does not.
 void prepare_python_stack();

@@ -183,15 +183,19 @@ void remember(const at::Tensor& t, const Statistics& spec) {
   c.stats = spec;
 }
 
+// The same statistic four times, in four stores: a chained `a = b = c = d = s` read back what it had
+// just stored into the record's (seldom cached) memory and waited for the line.
+void set_all(Statistics& spec, HeldStatistic s) {
+  spec.max = s;
+  spec.min = s;
+  spec.mean = s;
+  spec.norm = s;
+}
+
 }  // namespace
 
 void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending, bool zeros) {
-  // Four stores, no chained assignment: `a = b = Statistic{}` read back what it had just stored
-  // into the record's (seldom cached) memory and waited for the line.
-  spec.max = HeldStatistic{};
-  spec.min = HeldStatistic{};
-  spec.mean = HeldStatistic{};
-  spec.norm = HeldStatistic{};
+  set_all(spec, HeldStatistic{});
   if (no_data(t)) return;
   // The tool's own operators (complex, bool, device, non-dense tensors, other dtypes): no profiler
   // sees them. The engine runs this with the capture key excluded, so they are never entries.
@@ -222,10 +226,7 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending,
   if (x.dim() == 0) {
     double v = zeros ? 0.0 : first_element(x);
     Statistic s = integral ? Statistic{Statistic::Kind::integer, v} : float32_statistic(round_to(x.scalar_type(), v));
-    spec.max = s;
-    spec.min = s;
-    spec.mean = s;
-    spec.norm = s;
+    set_all(spec, s);
     return;
   }
   if (const CachedStatistics* hit = cached(t)) {
@@ -242,7 +243,7 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending,
   at::ScalarType rt = integral || c.scalar_type() == at::kDouble ? at::kFloat : c.scalar_type();
   if (a.nan) {
     double nan = std::numeric_limits<double>::quiet_NaN();
-    spec.max = spec.min = spec.mean = spec.norm = float32_statistic(nan);
+    set_all(spec, float32_statistic(nan));
     remember(t, spec);
     return;
   }
