@@ -116,8 +116,8 @@ std::vector<std::string> describe_stack(const RawStack& stack, bool full) {
   std::vector<std::string> lines;
   for (const PythonFrame& f : stack.python) {
     const int line = f.line_number();
-    lines.push_back("File " + f.code->file + ", line " + std::to_string(line) + ", in " + f.code->name + ", \n " +
-                    sources().line(f.code->file, static_cast<std::size_t>(std::max(line, 0))));
+    lines.push_back("File " + f.code->file() + ", line " + std::to_string(line) + ", in " + f.code->name() + ", \n " +
+                    sources().line(f.code->file(), static_cast<std::size_t>(std::max(line, 0))));
   }
   if (!stack.python.empty()) return lines;
   for (void* addr : stack.frames) {

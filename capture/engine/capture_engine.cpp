@@ -43,6 +43,8 @@ struct State {
   explicit State(core::DumpOptions o) : options(std::move(o)), tensor_mode(options.tensor_mode()) {}
   core::DumpOptions options;
   const bool tensor_mode;  // options.tensor_mode(), read on every call (not a string compare each)
+  // Stacks that take Python frames (not off, not raw): read on every call not dumped.
+  const bool reads_python_frames = options.stack != core::StackMode::off && options.stack != core::StackMode::raw;
   std::string rank_dir;
   std::optional<std::int64_t> rank;
   core::PluginRegistry registry;
@@ -382,7 +384,11 @@ void on_operator(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::j
   std::int64_t step = 0;
   std::optional<std::int64_t> call;
   if (g_dumping.load(std::memory_order_relaxed)) call = number_entry(*s, info, step);
-  if (!call) return op.redispatchBoxed(next, stack);
+  if (!call) {
+    // Once per process, in a step that is not dumped: how Python frames are to be read.
+    if (!in_backward && s->reads_python_frames) choose_python_frame_source();
+    return op.redispatchBoxed(next, stack);
+  }
 
   std::unique_ptr<CapturedRecord> c = DumpWriter::spare_record();  // one the writer is done with: its vectors keep their memory
   c->call = *call;

@@ -2,9 +2,17 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
+#include "engine/interpreter_frames.hpp"
 #include "engine/python_line_table.hpp"
 
 namespace acccheck::capture {
@@ -36,6 +44,9 @@ struct PythonApi {
   char* (*bytes_data)(Obj) = nullptr;
   long (*bytes_size)(Obj) = nullptr;  // Py_ssize_t
   int (*code_line)(Obj, int) = nullptr;  // PyCode_Addr2Line: at offset -1, co_firstlineno
+  // For keeping a code object's own strings (interpreter_frames.hpp): their types, to check them.
+  const void* str_type = nullptr;
+  const void* bytes_type = nullptr;
   bool ok = false;
   bool reads_line_tables = false;
 
@@ -62,6 +73,8 @@ struct PythonApi {
     bytes_data = reinterpret_cast<char* (*)(Obj)>(sym("PyBytes_AsString"));
     bytes_size = reinterpret_cast<long (*)(Obj)>(sym("PyBytes_Size"));
     code_line = reinterpret_cast<int (*)(Obj, int)>(sym("PyCode_Addr2Line"));
+    str_type = sym("PyUnicode_Type");
+    bytes_type = sym("PyBytes_Type");
     ok = is_initialized && is_finalizing && this_thread_state && gil_ensure && gil_release && thread_frame &&
          frame_back && frame_code && frame_line && incref && decref && get_attr && intern && utf8 && err_clear;
     reads_line_tables = ok && frame_lasti && version && python_line_table_readable(*version) && bytes_data &&
@@ -119,86 +132,315 @@ bool read_line_table(const PythonApi& py, void* code, void* attribute, PythonCod
   const int first_line = py.code_line(code, -1);
   const char* data = nullptr;
   long size = -1;
+  std::string table;
   if (void* v = attribute ? py.get_attr(code, attribute) : nullptr) {
     data = py.bytes_data(v);
     if (data) size = py.bytes_size(v);
-    if (data && size >= 0) c.line_table.assign(data, static_cast<std::size_t>(size));
+    if (data && size >= 0) table.assign(data, static_cast<std::size_t>(size));
     py.decref(v);  // the code object holds the table: `data` was read while it lived
   }
   if (first_line < 0 || !data || size < 0) {
     py.err_clear();
-    c.line_table.clear();
     return false;
   }
-  c.first_line = first_line;
+  c.set_line_table(first_line, std::move(table));
   return true;
 }
 
-const PythonCode* code_of(const PythonApi& py, void* code) {
+// The code object's own name, file and table objects kept in `c` (the interpreter-frame path,
+// whose layout was checked, interpreter_frames_refusal): false where a name is not compact ASCII
+// or a field not of its type — those are read through the C API.
+bool keep_code_fields(const PythonApi& py, void* code, PythonCode& c) {
+  const InterpreterCodeFields f = interpreter_code_fields(code);
+  std::string_view text;
+  if (!f.filename || !f.name || !f.line_table || f.first_line < 0 || !py.str_type || !py.bytes_type ||
+      python_object_type(f.filename) != py.str_type || python_object_type(f.name) != py.str_type ||
+      python_object_type(f.line_table) != py.bytes_type || !compact_ascii_text(f.filename, text) ||
+      !compact_ascii_text(f.name, text))
+    return false;
+  for (const void* o : {f.filename, f.name, f.line_table}) py.incref(const_cast<void*>(o));  // never released
+  c.keep(f.filename, f.name, f.line_table, f.first_line);
+  return true;
+}
+
+// `keep`: the interpreter-frame path may keep the code's own objects (keep_code_fields).
+const PythonCode* code_of(const PythonApi& py, void* code, bool keep = false) {
   auto [it, added] = codes().try_emplace(code);
   PythonCode& c = it->second;
   if (!added) return &c;
   py.incref(code);  // pinned: the pointer stays this code object's key
+  if (keep && py.reads_line_tables && keep_code_fields(py, code, c)) return &c;
   const CodeAttributes& attr = code_attributes(py);
   // co_name, as the reference's traceback-based stacks print it.
-  c.file = text_attr(py, code, attr.filename);
-  c.name = text_attr(py, code, attr.name);
-  c.has_line_table = py.reads_line_tables && read_line_table(py, code, attr.linetable, c);
+  c.set_names(text_attr(py, code, attr.filename), text_attr(py, code, attr.name));
+  if (py.reads_line_tables) read_line_table(py, code, attr.linetable, c);
   return &c;
 }
 
-// (code object, instruction offset) → names (and the line, where the code's table cannot be read
-// later), open addressing; accessed only with the GIL held. Every captured stack walks the same few
-// call sites (the training loop, the module __call__ machinery, the model's forward), so a frame is
-// a look at a few adjacent slots of this table: two hash maps per frame (names, then line) were
-// ~1.6 % of a dumped vit step's training-thread CPU samples (bench/RESULTS.md). Open addressing (up
-// to kProbes slots from the key's own): direct-mapped, two call sites that shared a slot evicted
-// each other on every call — with gpt's ~85 call sites in 4,096 slots some pair shares one in most
-// runs (birthday odds), and a run that had one missed ~350 times a dumped step. A slot's code object
-// is pinned by code_of, so its pointer never names another code object. Without PyFrame_GetLasti
-// (before 3.11) nothing is cached but the names.
-struct FrameSlot {
-  void* code = nullptr;
-  int lasti = 0;
-  int line = 0;
-  const PythonCode* names = nullptr;
+// (code object, instruction offset) → names and line (kLineFromTable where the writer finds it in
+// the code's table), open addressing. Every captured stack walks the same few call sites (the
+// training loop, the module __call__ machinery, the model's forward), so a frame is a look at a few
+// adjacent slots of this table: two hash maps per frame (names, then line) were ~1.6 % of a dumped
+// vit step's training-thread CPU samples (bench/RESULTS.md). Open addressing (up to kProbes slots
+// from the key's own): direct-mapped, two call sites that shared a slot evicted each other on every
+// call — with gpt's ~85 call sites in 4,096 slots some pair shares one in most runs (birthday odds),
+// and a run that had one missed ~350 times a dumped step. An entry is written once, with the GIL
+// held, and published whole: the interpreter-frame walk reads the table without the GIL. A call
+// site met when its neighbourhood is full is not cached (the table stays bounded). An entry's code
+// object is pinned by code_of, so its pointer never names another code object. Without
+// PyFrame_GetLasti (before 3.11) nothing is cached but the names.
+struct FrameEntry {
+  void* code;
+  int lasti;
+  int line;
+  const PythonCode* names;
 };
 constexpr std::size_t kFrameSlots = 4096;  // a power of two
 constexpr std::size_t kProbes = 8;
 
-FrameSlot* frame_slots() {
-  static auto* slots = new FrameSlot[kFrameSlots];
+std::atomic<const FrameEntry*>* frame_slots() {
+  static auto* slots = new std::atomic<const FrameEntry*>[kFrameSlots]();
   return slots;
 }
 
-PythonFrame frame_of(const PythonApi& py, void* frame, void* code) {
-  if (!py.frame_lasti) return PythonFrame{code_of(py, code), -1, py.frame_line(frame)};
-  FrameSlot* slots = frame_slots();
-  const int lasti = py.frame_lasti(frame);
+std::size_t home_slot(void* code, int lasti) {
   const auto key = reinterpret_cast<std::uintptr_t>(code) ^ (static_cast<std::uintptr_t>(lasti) << 20);
-  const std::size_t home = (key * 0x9E3779B97F4A7C15ull) >> 52;
-  std::size_t at = home;
+  return (key * 0x9E3779B97F4A7C15ull) >> 52;
+}
+
+// Lock-free: any thread, GIL or not.
+const FrameEntry* cached_frame(void* code, int lasti) {
+  std::atomic<const FrameEntry*>* slots = frame_slots();
+  const std::size_t home = home_slot(code, lasti);
   for (std::size_t k = 0; k < kProbes; ++k) {
-    const std::size_t i = (home + k) & (kFrameSlots - 1);
-    if (slots[i].code == code && slots[i].lasti == lasti) return PythonFrame{slots[i].names, lasti, slots[i].line};
-    if (!slots[i].code) {
-      at = i;
+    const FrameEntry* e = slots[(home + k) & (kFrameSlots - 1)].load(std::memory_order_acquire);
+    if (!e) return nullptr;
+    if (e->code == code && e->lasti == lasti) return e;
+  }
+  return nullptr;
+}
+
+// With the GIL held (code_of, and one writer at a time). `line_of` gives the line where the code's
+// table cannot be read later.
+template <typename LineOf>
+PythonFrame new_frame(const PythonApi& py, void* code, int lasti, bool keep, LineOf line_of) {
+  const PythonCode* names = code_of(py, code, keep);
+  // The line from the table on the writer thread; CPython's own walk of it only where we cannot
+  // read the table.
+  const int line = names->has_line_table() ? PythonFrame::kLineFromTable : line_of();
+  std::atomic<const FrameEntry*>* slots = frame_slots();
+  const std::size_t home = home_slot(code, lasti);
+  for (std::size_t k = 0; k < kProbes; ++k) {
+    std::atomic<const FrameEntry*>& slot = slots[(home + k) & (kFrameSlots - 1)];
+    const FrameEntry* e = slot.load(std::memory_order_relaxed);
+    if (e && e->code == code && e->lasti == lasti) break;  // cached by another thread meanwhile
+    if (!e) {
+      slot.store(new FrameEntry{code, lasti, line, names}, std::memory_order_release);
       break;
     }
-  }  // all taken by other call sites: the key's own slot is replaced
-  const PythonCode* names = code_of(py, code);
-  // The line from the table on the writer thread; CPython's own walk of it (PyFrame_GetLineNumber)
-  // only where we cannot read the table.
-  const int line = names->has_line_table ? PythonFrame::kLineFromTable : py.frame_line(frame);
-  slots[at] = FrameSlot{code, lasti, line, names};
+  }
   return PythonFrame{names, lasti, line};
+}
+
+// The C API's walk (GIL held): PyThreadState_GetFrame, then PyFrame_GetBack.
+void read_api_frames(const PythonApi& py, void* thread, PythonFrames& frames, std::size_t max_frames) {
+  void* frame = py.thread_frame(thread);
+  while (frame && frames.size() < max_frames) {
+    if (void* code = py.frame_code(frame)) {
+      if (!py.frame_lasti) {
+        frames.push_back(PythonFrame{code_of(py, code), -1, py.frame_line(frame)});
+      } else {
+        const int lasti = py.frame_lasti(frame);
+        const FrameEntry* e = cached_frame(code, lasti);
+        frames.push_back(e ? PythonFrame{e->names, lasti, e->line}
+                           : new_frame(py, code, lasti, false, [&] { return py.frame_line(frame); }));
+      }
+      py.decref(code);
+    }
+    void* back = py.frame_back(frame);
+    py.decref(frame);
+    frame = back;
+  }
+  if (frame) py.decref(frame);
+}
+
+// The GIL, taken only if a frame needs it (a call site met for the first time).
+class GilOnDemand {
+ public:
+  explicit GilOnDemand(const PythonApi& py) : py_(py) {}
+  GilOnDemand(const GilOnDemand&) = delete;
+  GilOnDemand& operator=(const GilOnDemand&) = delete;
+  ~GilOnDemand() {
+    if (held_) py_.gil_release(state_);
+  }
+  void hold() {
+    if (held_) return;
+    state_ = py_.gil_ensure();
+    held_ = true;
+  }
+
+ private:
+  const PythonApi& py_;
+  int state_ = 0;
+  bool held_ = false;
+};
+
+// The interpreter's own frame records (interpreter_frames.hpp), without the GIL while every call
+// site is in the table. Only the calling thread changes its own frames, and it is here.
+void read_interpreter_frames(const PythonApi& py, const void* thread, PythonFrames& frames, std::size_t max_frames) {
+  GilOnDemand gil(py);
+  for (const void* f = innermost_interpreter_frame(thread); f && frames.size() < max_frames;
+       f = outer_interpreter_frame(f)) {
+    void* code = interpreter_frame_code(f);
+    const int lasti = interpreter_frame_offset(f);
+    if (const FrameEntry* e = cached_frame(code, lasti)) {
+      frames.push_back(PythonFrame{e->names, lasti, e->line});
+      continue;
+    }
+    gil.hold();
+    frames.push_back(new_frame(py, code, lasti, true, [&] { return py.code_line(code, lasti); }));
+  }
+}
+
+// Whether the code object's fields read by offset are the objects its attributes give (GIL held),
+// and its file name's text is what PyUnicode_AsUTF8 gives, where compact_ascii_text reads it.
+bool code_fields_agree(const PythonApi& py, void* code) {
+  const InterpreterCodeFields fields = interpreter_code_fields(code);
+  const CodeAttributes& attr = code_attributes(py);
+  bool agree = fields.first_line == py.code_line(code, -1);
+  const std::pair<void*, const void*> pairs[] = {
+      {attr.filename, fields.filename}, {attr.name, fields.name}, {attr.linetable, fields.line_table}};
+  for (const auto& [name, field] : pairs) {
+    void* v = name ? py.get_attr(code, name) : nullptr;
+    if (!v) {
+      py.err_clear();
+      return false;
+    }
+    agree = agree && v == field;
+    if (agree && name == attr.filename) {
+      std::string_view text;
+      const char* utf8 = py.utf8(v);
+      if (!utf8) py.err_clear();
+      if (compact_ascii_text(field, text)) agree = utf8 && text == utf8;
+    }
+    py.decref(v);
+  }
+  return agree;
+}
+
+// How frames are read: decided on the first captured call that has Python frames.
+enum class FrameSource { undecided, interpreter, api };
+std::atomic<FrameSource> g_frame_source{FrameSource::undecided};
+
+// Why the interpreter's frame records cannot be read here, or "" if they can: they are trusted only
+// where the C API's walk of the same stack finds the same code objects and instruction offsets
+// (GIL held). An empty stack decides nothing yet (`undecided` stays).
+std::string interpreter_frames_refusal(const PythonApi& py, void* thread, bool& undecided) {
+  undecided = false;
+  if (!py.reads_line_tables) return "a Python without Py_Version or PyFrame_GetLasti (before 3.11)";
+  if (!interpreter_frames_readable(*py.version)) {
+    char version[32];
+    std::snprintf(version, sizeof version, "%lu.%lu", *py.version >> 24, (*py.version >> 16) & 0xFF);
+    return std::string("CPython ") + version + " (only 3.11's frame layout is known)";
+  }
+  const void* f = innermost_interpreter_frame(thread);
+  void* frame = py.thread_frame(thread);
+  std::size_t compared = 0;
+  std::string why;
+  while (frame && why.empty()) {
+    void* code = py.frame_code(frame);
+    if (!f) {
+      why = "the interpreter's frames end before the C API's";
+    } else if (code != interpreter_frame_code(f) || py.frame_lasti(frame) != interpreter_frame_offset(f)) {
+      why = "frame " + std::to_string(compared) + " differs from the C API's";
+    } else if (!code_fields_agree(py, code)) {
+      why = "the code object of frame " + std::to_string(compared) + " differs from the C API's";
+    } else {
+      ++compared;
+      f = outer_interpreter_frame(f);
+    }
+    if (code) py.decref(code);
+    void* back = py.frame_back(frame);
+    py.decref(frame);
+    frame = back;
+  }
+  if (frame) py.decref(frame);
+  if (why.empty() && f) why = "the interpreter's frames go on past the C API's";
+  undecided = why.empty() && compared == 0;
+  return why;
+}
+
+void decide_frame_source(const PythonApi& py, void* thread) {
+  // ACCCHECK_PYTHON_FRAMES: auto (the default: the interpreter's records where they check out),
+  // interpreter (the same, and say so if they cannot be read), api (the C API's walk only).
+  const char* env = std::getenv("ACCCHECK_PYTHON_FRAMES");
+  const std::string wanted = env ? env : "auto";
+  if (wanted == "api") {
+    g_frame_source.store(FrameSource::api);
+    return;
+  }
+  bool undecided = false;
+  const std::string why = interpreter_frames_refusal(py, thread, undecided);
+  if (undecided) return;
+  if (wanted != "auto" && wanted != "interpreter")  // said once: this is the one decision
+    std::cerr << "acccheck dump: ACCCHECK_PYTHON_FRAMES=" << wanted << ": expected auto, interpreter or api; auto is used\n";
+  if (why.empty()) {
+    g_frame_source.store(FrameSource::interpreter);
+    return;
+  }
+  if (wanted == "interpreter")
+    std::cerr << "acccheck dump: ACCCHECK_PYTHON_FRAMES=interpreter: the interpreter's frames are not read here: "
+              << why << "; Python frames are read through the C API\n";
+  g_frame_source.store(FrameSource::api);
 }
 
 }  // namespace
 
+void PythonCode::set_names(std::string file, std::string name) {
+  file_ = std::move(file);
+  name_ = std::move(name);
+}
+
+void PythonCode::set_line_table(int first_line, std::string table) {
+  first_line_ = first_line;
+  line_table_ = std::move(table);
+  has_line_table_ = true;
+}
+
+void PythonCode::keep(const void* file, const void* name, const void* line_table, int first_line) {
+  kept_[0] = file;
+  kept_[1] = name;
+  kept_[2] = line_table;
+  first_line_ = first_line;
+  has_line_table_ = true;
+}
+
+void PythonCode::complete() const {
+  std::call_once(completed_, [this] {
+    if (kept_[0]) {  // kept objects are compact ASCII strs and a bytes object, checked when kept
+      std::string_view text;
+      if (compact_ascii_text(kept_[0], text)) file_.assign(text);
+      if (compact_ascii_text(kept_[1], text)) name_.assign(text);
+      lines_ = PythonLineTable(bytes_contents(kept_[2]), first_line_);  // decoded in place: no copy
+    } else if (has_line_table_) {
+      lines_ = PythonLineTable(line_table_, first_line_);
+    }
+  });
+}
+
+const std::string& PythonCode::file() const {
+  complete();
+  return file_;
+}
+
+const std::string& PythonCode::name() const {
+  complete();
+  return name_;
+}
+
 int PythonCode::line_at(int offset) const {
-  if (!has_line_table) return -1;
-  std::call_once(decoded_, [this] { lines_ = PythonLineTable(line_table, first_line); });
+  if (!has_line_table_) return -1;
+  complete();
   return lines_.line_at(offset);
 }
 
@@ -210,23 +452,39 @@ void prepare_python_stack() {
   (void)frame_slots();
 }
 
+void choose_python_frame_source() {
+  if (g_frame_source.load(std::memory_order_relaxed) != FrameSource::undecided) return;
+  const PythonApi& py = api();
+  if (!py.ok) {  // not a Python process (the look-up is made once): nothing to decide, ever
+    g_frame_source.store(FrameSource::api, std::memory_order_relaxed);
+    return;
+  }
+  if (!py.is_initialized() || py.is_finalizing()) return;
+  void* thread = py.this_thread_state();
+  if (!thread) return;
+  // A few tries only: calls from a thread without Python frames decide nothing, and a step that is
+  // not dumped should not take the GIL on every call (the first dumped call decides then).
+  static std::atomic<int> tries{0};
+  if (tries.load(std::memory_order_relaxed) >= 16) return;
+  tries.fetch_add(1, std::memory_order_relaxed);
+  const int gil = py.gil_ensure();
+  if (g_frame_source.load(std::memory_order_relaxed) == FrameSource::undecided) decide_frame_source(py, thread);
+  py.gil_release(gil);
+}
+
 void capture_python_stack(PythonFrames& frames, std::size_t max_frames) {
   frames.clear();
   const PythonApi& py = api();
-  if (!py.ok || !py.is_initialized() || py.is_finalizing() || !py.this_thread_state()) return;
-  int gil = py.gil_ensure();
-  void* frame = py.thread_frame(py.this_thread_state());
-  while (frame && frames.size() < max_frames) {
-    void* code = py.frame_code(frame);
-    if (code) {
-      frames.push_back(frame_of(py, frame, code));
-      py.decref(code);
-    }
-    void* back = py.frame_back(frame);
-    py.decref(frame);
-    frame = back;
+  if (!py.ok || !py.is_initialized() || py.is_finalizing()) return;
+  void* thread = py.this_thread_state();
+  if (!thread) return;
+  if (g_frame_source.load(std::memory_order_acquire) == FrameSource::interpreter) {
+    read_interpreter_frames(py, thread, frames, max_frames);
+    return;
   }
-  if (frame) py.decref(frame);
+  const int gil = py.gil_ensure();
+  if (g_frame_source.load(std::memory_order_relaxed) == FrameSource::undecided) decide_frame_source(py, thread);
+  read_api_frames(py, thread, frames, max_frames);
   py.gil_release(gil);
 }
 

@@ -2,9 +2,12 @@
 // (`acccheck dump -- python3 train.py`). Nothing links libpython: the C API entry points are looked
 // up with dlsym once, and everything is skipped when they are absent.
 //
-// The binding releases the GIL while an operator runs, so the frames are read after taking it back
-// (PyGILState_Ensure) — only on threads Python knows (a thread state exists), never while the
-// interpreter is finalizing, and only for forward calls (backward runs on autograd's threads).
+// Frames are read only on threads Python knows (a thread state exists), never while the interpreter
+// is finalizing, and only for forward calls (backward runs on autograd's threads). On CPython 3.11
+// they are read from the interpreter's frame records (interpreter_frames.hpp) without the GIL once
+// the first stack has checked out against the C API's walk; otherwise through the C API, with the
+// GIL taken back (PyGILState_Ensure: the binding releases it while an operator runs).
+// ACCCHECK_PYTHON_FRAMES=auto|interpreter|api chooses (docs/dump.md).
 #pragma once
 
 #include <climits>
@@ -16,19 +19,35 @@
 
 namespace acccheck::capture {
 
-// One code object's names and line table, read once (the code object is kept alive, so the entry
-// stays valid). The table is our own copy: the writer thread decodes it without the GIL.
-struct PythonCode {
-  std::string file, name;  // co_filename, co_name
-  int first_line = 0;      // co_firstlineno
-  std::string line_table;  // co_linetable, where python_line_table_readable; else empty
-  bool has_line_table = false;
+// One code object's names and line table, taken once (the code object is kept alive, so the entry
+// stays valid). Either read at once through the C API (copies: the writer thread reads them without
+// the GIL), or — where the interpreter's frame records are read (CPython 3.11) — kept as the code's
+// own immutable objects, pinned, and read on first use, on the writer thread: the training thread
+// then meets a new code object for a few loads, not three attribute look-ups and copies (~1.7 µs).
+class PythonCode {
+ public:
+  // Read now.
+  void set_names(std::string file, std::string name);
+  void set_line_table(int first_line, std::string table);
+  // Kept: str, str and bytes objects that stay alive and unchanged (compact ASCII strs).
+  void keep(const void* file, const void* name, const void* line_table, int first_line);
 
-  // The line of the instruction at `offset`; the table is decoded on first use (any thread).
+  bool has_line_table() const { return has_line_table_; }
+  // Any thread, once the entry is shared.
+  const std::string& file() const;  // co_filename
+  const std::string& name() const;  // co_name
+  // The line of the instruction at `offset` (-1 without a table); the table is decoded on first use.
   int line_at(int offset) const;
 
  private:
-  mutable std::once_flag decoded_;
+  void complete() const;  // once: kept objects → text, the table decoded
+
+  mutable std::string file_, name_;
+  int first_line_ = 0;            // co_firstlineno
+  std::string line_table_;        // a copy of co_linetable, where read now and readable
+  bool has_line_table_ = false;
+  const void* kept_[3] = {nullptr, nullptr, nullptr};  // file, name, line table objects, where kept
+  mutable std::once_flag completed_;
   mutable PythonLineTable lines_;
 };
 
@@ -53,5 +72,9 @@ void capture_python_stack(PythonFrames& frames, std::size_t max_frames = kPython
 // Looks up Python's C API and makes the frame table now, when the process already has an interpreter
 // (the engine's set-up), so the first dumped step does not.
 void prepare_python_stack();
+// Decides, once, how this process's frames are read (the interpreter's records or the C API), from
+// a forward call of a step that is not dumped: the check against the C API's walk is then not in
+// the first dumped step. Cheap after the first call that has Python frames; any thread.
+void choose_python_frame_source();
 
 }  // namespace acccheck::capture

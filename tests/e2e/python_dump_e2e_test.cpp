@@ -94,6 +94,65 @@ TEST_F(PythonDump, PythonOnlyStacks) {
   EXPECT_EQ(stacks.find(kPython + ", line 0"), std::string::npos) << "no C++ frames in python mode";
 }
 
+// CPython 3.11's frames are read from the interpreter's own frame records (interpreter_frames.hpp)
+// unless ACCCHECK_PYTHON_FRAMES=api: both walks give the same stack.json for every shape of stack
+// (a generator, a closure, lambdas, a method, a name that is not ASCII, calls back from C, recursion
+// past the 32 frames kept, a second thread).
+TEST_F(PythonDump, InterpreterFramesAreTheFramesTheCApiGives) {
+  const bool python311 = test::shell_output(kPython + " -c 'import sys; print(sys.version_info[:2] == (3, 11))'") == "True\n";
+  TempDir dir;
+  const std::string script = fixture("python/stack_shapes.py");
+  std::map<std::string, std::string> stacks;
+  for (const char* way : {"api", "interpreter"}) {
+    auto r = run_acccheck({"dump", "--dump-path", dir / way, "--step", "0", "--", kPython, script, "1"},
+                          std::string("ACCCHECK_PYTHON_FRAMES=") + way);
+    ASSERT_EQ(r.exit_code, 0) << way << ": " << r.err;
+    const bool refused = r.err.find("ACCCHECK_PYTHON_FRAMES=interpreter: the interpreter's frames are not read here: ") !=
+                         std::string::npos;
+    if (std::string(way) == "interpreter" && python311) {
+      EXPECT_FALSE(refused) << r.err;
+    } else if (std::string(way) == "interpreter") {
+      EXPECT_TRUE(refused) << r.err;
+      EXPECT_NE(r.err.find("(only 3.11's frame layout is known); Python frames are read through the C API"),
+                std::string::npos) << r.err;
+    } else {
+      EXPECT_FALSE(refused) << r.err;
+    }
+    stacks[way] = read_file(dir / way + "/step0/rank/stack.json");
+  }
+  const std::string& s = stacks["api"];
+  for (const char* site : {", in batches, \\n yield torch.mm(x, x) + i", ", in <genexpr>,", ", in inner, \\n return torch.mul(b, scale)",
+                           ", in with_cells,", ", in <lambda>, \\n total = total + (lambda t: torch.sigmoid(t))",
+                           ", in forward, \\n return torch.relu", ", in <lambda>, \\n total = total + sum(map(",
+                           ", in <lambda>, \\n total = total + sorted(", ", in deep, \\n return torch.tanh(t)",
+                           ", in \\u00e9chelle, \\n return torch.neg(t)", "threading.py, line ",
+                           ", in <lambda>, \\n worker = threading.Thread("})
+    EXPECT_NE(s.find(site), std::string::npos) << site << "\n" << s.substr(0, 3000);
+  // The recursion: 32 frames kept, all but the innermost `return deep(n - 1, t)`.
+  auto entries = acccheck::read_stack_json(dir / "api/step0/rank/stack.json");
+  bool deep_seen = false;
+  for (const auto& [entry, lines] : entries)
+    if (!lines.empty() && lines.front().find("return torch.tanh(t)") != std::string::npos) {
+      deep_seen = true;
+      EXPECT_EQ(lines.size(), 32u) << entry;
+      EXPECT_NE(lines.back().find("return deep(n - 1, t)"), std::string::npos) << lines.back();
+    }
+  EXPECT_TRUE(deep_seen);
+  EXPECT_EQ(stacks["interpreter"], s);
+}
+
+TEST_F(PythonDump, AnUnknownPythonFramesChoiceIsNamedAndTheDefaultUsed) {
+  TempDir dir;
+  auto r = run_acccheck({"dump", "--dump-path", dir / "d", "--step", "0", "--", kPython, kMlp, "1"},
+                        "ACCCHECK_PYTHON_FRAMES=fast");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string line = "acccheck dump: ACCCHECK_PYTHON_FRAMES=fast: expected auto, interpreter or api; auto is used\n";
+  const auto at = r.err.find(line);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(line, at + 1), std::string::npos) << "said once\n" << r.err;
+  EXPECT_NE(read_file(dir / "d/step0/rank/stack.json").find(kMlp + ", line 15, in <module>"), std::string::npos);
+}
+
 TEST_F(PythonDump, DataLoaderWorkersNeitherHangNorTouchTheDump) {
   TempDir dir;
   auto r = dump({"--dump-path", dir / "a", "--step", "1"}, {kTransformer, "--workers", "2"});
