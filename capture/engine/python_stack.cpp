@@ -444,22 +444,27 @@ int PythonCode::line_at(int offset) const {
   return lines_.line_at(offset);
 }
 
+namespace {
+// Set by prepare_python_stack: the process had an interpreter's symbols at the engine's set-up.
+std::atomic<bool> g_python_at_setup{false};
+}  // namespace
+
 void prepare_python_stack() {
   // Only a process that has an interpreter now: a program without one, or one that loads it later,
   // looks the API up on its first captured call, as before.
   if (!::dlsym(RTLD_DEFAULT, "Py_IsInitialized")) return;
   (void)api();
   (void)frame_slots();
+  g_python_at_setup.store(true);
 }
 
 void choose_python_frame_source() {
   if (g_frame_source.load(std::memory_order_relaxed) != FrameSource::undecided) return;
+  // Not a Python process at set-up: the API is not looked up here, where a program that loads
+  // Python later would be left with a look-up made before it did.
+  if (!g_python_at_setup.load(std::memory_order_relaxed)) return;
   const PythonApi& py = api();
-  if (!py.ok) {  // not a Python process (the look-up is made once): nothing to decide, ever
-    g_frame_source.store(FrameSource::api, std::memory_order_relaxed);
-    return;
-  }
-  if (!py.is_initialized() || py.is_finalizing()) return;
+  if (!py.ok || !py.is_initialized() || py.is_finalizing()) return;
   void* thread = py.this_thread_state();
   if (!thread) return;
   // A few tries only: calls from a thread without Python frames decide nothing, and a step that is
