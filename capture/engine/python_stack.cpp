@@ -242,21 +242,16 @@ PythonFrame new_frame(const PythonApi& py, void* code, int lasti, bool keep, Lin
   return PythonFrame{names, lasti, line};
 }
 
-// The C API's walk (GIL held): PyThreadState_GetFrame, then PyFrame_GetBack.
-void read_api_frames(const PythonApi& py, void* thread, PythonFrames& frames, std::size_t max_frames) {
+// The C API's walk (GIL held): PyThreadState_GetFrame, then PyFrame_GetBack, innermost first.
+// `visit(frame, code)` (code may be null) says whether to go on; the references are dropped here.
+template <typename Visit>
+void for_each_api_frame(const PythonApi& py, void* thread, Visit visit) {
   void* frame = py.thread_frame(thread);
-  while (frame && frames.size() < max_frames) {
-    if (void* code = py.frame_code(frame)) {
-      if (!py.frame_lasti) {
-        frames.push_back(PythonFrame{code_of(py, code), -1, py.frame_line(frame)});
-      } else {
-        const int lasti = py.frame_lasti(frame);
-        const FrameEntry* e = cached_frame(code, lasti);
-        frames.push_back(e ? PythonFrame{e->names, lasti, e->line}
-                           : new_frame(py, code, lasti, false, [&] { return py.frame_line(frame); }));
-      }
-      py.decref(code);
-    }
+  bool more = true;
+  while (frame && more) {
+    void* code = py.frame_code(frame);
+    more = visit(frame, code);
+    if (code) py.decref(code);
     void* back = py.frame_back(frame);
     py.decref(frame);
     frame = back;
@@ -264,13 +259,29 @@ void read_api_frames(const PythonApi& py, void* thread, PythonFrames& frames, st
   if (frame) py.decref(frame);
 }
 
-// The GIL, taken only if a frame needs it (a call site met for the first time).
-class GilOnDemand {
+void read_api_frames(const PythonApi& py, void* thread, PythonFrames& frames, std::size_t max_frames) {
+  if (max_frames == 0) return;
+  for_each_api_frame(py, thread, [&](void* frame, void* code) {
+    if (!code) return true;
+    if (!py.frame_lasti) {
+      frames.push_back(PythonFrame{code_of(py, code), -1, py.frame_line(frame)});
+    } else {
+      const int lasti = py.frame_lasti(frame);
+      const FrameEntry* e = cached_frame(code, lasti);
+      frames.push_back(e ? PythonFrame{e->names, lasti, e->line}
+                         : new_frame(py, code, lasti, false, [&] { return py.frame_line(frame); }));
+    }
+    return frames.size() < max_frames;
+  });
+}
+
+// The GIL, taken when first needed (hold) and given back at the end of the scope.
+class Gil {
  public:
-  explicit GilOnDemand(const PythonApi& py) : py_(py) {}
-  GilOnDemand(const GilOnDemand&) = delete;
-  GilOnDemand& operator=(const GilOnDemand&) = delete;
-  ~GilOnDemand() {
+  explicit Gil(const PythonApi& py) : py_(py) {}
+  Gil(const Gil&) = delete;
+  Gil& operator=(const Gil&) = delete;
+  ~Gil() {
     if (held_) py_.gil_release(state_);
   }
   void hold() {
@@ -288,7 +299,7 @@ class GilOnDemand {
 // The interpreter's own frame records (interpreter_frames.hpp), without the GIL while every call
 // site is in the table. Only the calling thread changes its own frames, and it is here.
 void read_interpreter_frames(const PythonApi& py, const void* thread, PythonFrames& frames, std::size_t max_frames) {
-  GilOnDemand gil(py);
+  Gil gil(py);  // only if a frame needs it: a call site met for the first time
   for (const void* f = innermost_interpreter_frame(thread); f && frames.size() < max_frames;
        f = outer_interpreter_frame(f)) {
     void* code = interpreter_frame_code(f);
@@ -344,11 +355,9 @@ std::string interpreter_frames_refusal(const PythonApi& py, void* thread, bool& 
     return std::string("CPython ") + version + " (only 3.11's frame layout is known)";
   }
   const void* f = innermost_interpreter_frame(thread);
-  void* frame = py.thread_frame(thread);
   std::size_t compared = 0;
   std::string why;
-  while (frame && why.empty()) {
-    void* code = py.frame_code(frame);
+  for_each_api_frame(py, thread, [&](void* frame, void* code) {
     if (!f) {
       why = "the interpreter's frames end before the C API's";
     } else if (code != interpreter_frame_code(f) || py.frame_lasti(frame) != interpreter_frame_offset(f)) {
@@ -359,24 +368,27 @@ std::string interpreter_frames_refusal(const PythonApi& py, void* thread, bool& 
       ++compared;
       f = outer_interpreter_frame(f);
     }
-    if (code) py.decref(code);
-    void* back = py.frame_back(frame);
-    py.decref(frame);
-    frame = back;
-  }
-  if (frame) py.decref(frame);
+    return why.empty();
+  });
   if (why.empty() && f) why = "the interpreter's frames go on past the C API's";
   undecided = why.empty() && compared == 0;
   return why;
 }
 
+void settle_frame_source(FrameSource source) {
+  g_frame_source.store(source);
+  detail::frame_source_open.store(false, std::memory_order_relaxed);
+}
+
+// Once (GIL held): a no-op when decided already, by this thread or another before it took the GIL.
 void decide_frame_source(const PythonApi& py, void* thread) {
+  if (g_frame_source.load(std::memory_order_relaxed) != FrameSource::undecided) return;
   // ACCCHECK_PYTHON_FRAMES: auto (the default: the interpreter's records where they check out),
   // interpreter (the same, and say so if they cannot be read), api (the C API's walk only).
   const char* env = std::getenv("ACCCHECK_PYTHON_FRAMES");
   const std::string wanted = env ? env : "auto";
   if (wanted == "api") {
-    g_frame_source.store(FrameSource::api);
+    settle_frame_source(FrameSource::api);
     return;
   }
   bool undecided = false;
@@ -385,13 +397,13 @@ void decide_frame_source(const PythonApi& py, void* thread) {
   if (wanted != "auto" && wanted != "interpreter")  // said once: this is the one decision
     std::cerr << "acccheck dump: ACCCHECK_PYTHON_FRAMES=" << wanted << ": expected auto, interpreter or api; auto is used\n";
   if (why.empty()) {
-    g_frame_source.store(FrameSource::interpreter);
+    settle_frame_source(FrameSource::interpreter);
     return;
   }
   if (wanted == "interpreter")
     std::cerr << "acccheck dump: ACCCHECK_PYTHON_FRAMES=interpreter: the interpreter's frames are not read here: "
               << why << "; Python frames are read through the C API\n";
-  g_frame_source.store(FrameSource::api);
+  settle_frame_source(FrameSource::api);
 }
 
 }  // namespace
@@ -458,24 +470,30 @@ void prepare_python_stack() {
   g_python_at_setup.store(true);
 }
 
-void choose_python_frame_source() {
-  if (g_frame_source.load(std::memory_order_relaxed) != FrameSource::undecided) return;
+namespace detail {
+void choose_python_frame_source_now() {
   // Not a Python process at set-up: the API is not looked up here, where a program that loads
-  // Python later would be left with a look-up made before it did.
-  if (!g_python_at_setup.load(std::memory_order_relaxed)) return;
+  // Python later would be left with a look-up made before it did (its first dumped call decides).
+  // A few tries only: calls from a thread without Python frames decide nothing, and a step that is
+  // not dumped should not take the GIL on every call (the first dumped call decides then).
+  if (!g_python_at_setup.load(std::memory_order_relaxed)) {
+    frame_source_open.store(false, std::memory_order_relaxed);
+    return;
+  }
   const PythonApi& py = api();
   if (!py.ok || !py.is_initialized() || py.is_finalizing()) return;
   void* thread = py.this_thread_state();
   if (!thread) return;
-  // A few tries only: calls from a thread without Python frames decide nothing, and a step that is
-  // not dumped should not take the GIL on every call (the first dumped call decides then).
   static std::atomic<int> tries{0};
-  if (tries.load(std::memory_order_relaxed) >= 16) return;
-  tries.fetch_add(1, std::memory_order_relaxed);
-  const int gil = py.gil_ensure();
-  if (g_frame_source.load(std::memory_order_relaxed) == FrameSource::undecided) decide_frame_source(py, thread);
-  py.gil_release(gil);
+  if (tries.fetch_add(1, std::memory_order_relaxed) >= 16) {
+    frame_source_open.store(false, std::memory_order_relaxed);
+    return;
+  }
+  Gil gil(py);
+  gil.hold();
+  decide_frame_source(py, thread);
 }
+}  // namespace detail
 
 void capture_python_stack(PythonFrames& frames, std::size_t max_frames) {
   frames.clear();
@@ -487,10 +505,10 @@ void capture_python_stack(PythonFrames& frames, std::size_t max_frames) {
     read_interpreter_frames(py, thread, frames, max_frames);
     return;
   }
-  const int gil = py.gil_ensure();
-  if (g_frame_source.load(std::memory_order_relaxed) == FrameSource::undecided) decide_frame_source(py, thread);
+  Gil gil(py);
+  gil.hold();
+  decide_frame_source(py, thread);
   read_api_frames(py, thread, frames, max_frames);
-  py.gil_release(gil);
 }
 
 }  // namespace acccheck::capture

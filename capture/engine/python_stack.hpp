@@ -10,6 +10,7 @@
 // ACCCHECK_PYTHON_FRAMES=auto|interpreter|api chooses (docs/dump.md).
 #pragma once
 
+#include <atomic>
 #include <climits>
 #include <mutex>
 #include <string>
@@ -72,9 +73,17 @@ void capture_python_stack(PythonFrames& frames, std::size_t max_frames = kPython
 // Looks up Python's C API and makes the frame table now, when the process already has an interpreter
 // (the engine's set-up), so the first dumped step does not.
 void prepare_python_stack();
+namespace detail {
+// True until the frame source is decided, or no longer tried here: tested inline by the caller, so
+// an undumped step's calls make no function call once it is settled.
+inline std::atomic<bool> frame_source_open{true};
+void choose_python_frame_source_now();
+}  // namespace detail
 // Decides, once, how this process's frames are read (the interpreter's records or the C API), from
 // a forward call of a step that is not dumped: the check against the C API's walk is then not in
-// the first dumped step. Cheap after the first call that has Python frames; any thread.
-void choose_python_frame_source();
+// the first dumped step. Any thread; one relaxed load once settled.
+inline void choose_python_frame_source() {
+  if (detail::frame_source_open.load(std::memory_order_relaxed)) detail::choose_python_frame_source_now();
+}
 
 }  // namespace acccheck::capture
