@@ -399,6 +399,16 @@ void on_operator(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::j
   if (recorded) capture_outputs(*s, last_values(*stack, info.returns), std::move(c));
 }
 
+}  // namespace
+
+bool backward_pass_starts() {
+  if (!g_active.load(std::memory_order_relaxed)) return false;
+  if (!g_backward_seen.load(std::memory_order_relaxed)) g_backward_seen.store(true);
+  return !g_state->options.capture_backward_ops;
+}
+
+namespace {
+
 // ---- set-up ------------------------------------------------------------------------------------------
 
 std::optional<std::int64_t> rank_from_environment() {

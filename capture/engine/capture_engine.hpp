@@ -38,4 +38,13 @@ class CaptureEngine {
   [[noreturn]] void finish_and_exit(const std::string& why);
 };
 
+// A backward pass begins on the calling thread (autograd's Engine::execute, interposed by the
+// preload library: preload/backward_pass_hook.cpp). It counts for the step rule at once; the
+// result says whether the pass's own calls are to skip the capture fallback — true unless
+// --capture-backward-ops: they are looked at only for that rule, and each call through the
+// fallback costs the boxing of its arguments and results (~0.4 µs; a third of a small step's
+// calls are a backward pass's). Where nothing interposes it (the SDK, run-model), the pass's first
+// calls still reach the fallback, and the rule sees the pass there.
+bool backward_pass_starts();
+
 }  // namespace acccheck::capture

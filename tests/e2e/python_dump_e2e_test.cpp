@@ -5,6 +5,7 @@
 // same libtorch_cpu as acccheck.
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include <acccheck/csv.hpp>
 #include <acccheck/record.hpp>
@@ -151,6 +152,37 @@ TEST_F(PythonDump, AnUnknownPythonFramesChoiceIsNamedAndTheDefaultUsed) {
   ASSERT_NE(at, std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(line, at + 1), std::string::npos) << "said once\n" << r.err;
   EXPECT_NE(read_file(dir / "d/step0/rank/stack.json").find(kMlp + ", line 15, in <module>"), std::string::npos);
+}
+
+// Autograd's Engine::execute is interposed by the preload library (capture/preload/
+// backward_pass_hook.cpp): a backward pass counts for the step rule where it begins, and its own
+// calls skip the capture fallback — the key is excluded in the thread-local state autograd runs the
+// pass with, from its first node on (before, each node's first call still went through the
+// fallback). With --capture-backward-ops they reach it. The forward passes hold the key as before,
+// and the steps and gradients are dumped as before.
+TEST_F(PythonDump, ABackwardPassesOwnCallsSkipTheCapture) {
+  const std::string script = fixture("python/backward_pass_key.py");
+  auto lines_starting = [](const std::string& out, const std::string& prefix) {
+    std::vector<std::string> found;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(prefix, 0) == 0) found.push_back(line);
+    return found;
+  };
+  TempDir dir;
+  auto r = dump({"--dump-path", dir / "d", "--step", "1"}, {script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_starting(r.out, "forward: "), std::vector<std::string>(3, "forward: included True excluded False")) << r.out;
+  EXPECT_EQ(lines_starting(r.out, "backward: "), std::vector<std::string>(3, "backward: included True excluded True")) << r.out;
+  const auto names = names_in(dir / "d/step1/rank/dump.json");
+  for (const std::string name : {"Aten.mul.0.forward", "Aten.sum.0.forward", "Aten.sum.0.backward", "Aten.mul.0.backward",
+                                 "Aten.sub_.0.forward"})
+    EXPECT_TRUE(has(names, name)) << name << " in " << ::testing::PrintToString(names);
+  EXPECT_FALSE(fs::exists(dir / "d/step0")) << "only step 1 was requested";
+
+  r = dump({"--dump-path", dir / "e", "--step", "1", "--capture-backward-ops"}, {script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_starting(r.out, "backward: "), std::vector<std::string>(3, "backward: included True excluded False")) << r.out;
 }
 
 TEST_F(PythonDump, DataLoaderWorkersNeitherHangNorTouchTheDump) {
