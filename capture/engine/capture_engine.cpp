@@ -68,6 +68,10 @@ State* g_state = nullptr;
 std::atomic<bool> g_active{false};        // configured and not finished: the fallback looks at calls
 std::atomic<bool> g_dumping{false};       // started, step and rank selected, writer healthy
 std::atomic<bool> g_backward_seen{false}; // a backward pass ran in this step (auto steps)
+// Backward passes told by the preload's interposer (backward_pass_starts / backward_pass_ended).
+thread_local int t_backward_depth = 0;  // passes begun on this thread and not yet ended (re-entrant ones)
+thread_local bool t_starts_backward_passes = false;
+std::atomic<int> g_backward_threads{0};  // threads that began one
 std::atomic<std::uint64_t> g_epoch{1};    // bumped on configure()/start(): stale thread caches reset
 // An operator of a category ran (for the end-of-run reason when nothing was dumped). Set once, not
 // counted: a locked read-modify-write per call waited for the record's stores to drain.
@@ -342,6 +346,17 @@ void capture_outputs(State& s, c10::ArrayRef<const c10::IValue> outputs, std::un
   }
 }
 
+// Whether the calling thread may pause (capture_mode.hpp) until its backward pass ends: a step that
+// is not dumped, its start behind it (no backward pass since), automatic steps — the step rule looks
+// only at calls after a backward pass, so nothing this thread calls before its next one ends can
+// matter — and this thread the only one that starts backward passes, told by the preload's
+// interposer (backward_pass_starts), which also ends the pause. Another thread's step change would
+// not reach a paused thread: with two threads running backward passes none pauses.
+bool may_pause(const State& s) {
+  return t_starts_backward_passes && s.options.auto_step && !g_backward_seen.load(std::memory_order_relaxed) &&
+         !g_dumping.load(std::memory_order_relaxed) && g_backward_threads.load(std::memory_order_relaxed) == 1;
+}
+
 c10::ArrayRef<const c10::IValue> last_values(const torch::jit::Stack& stack, std::size_t n) {
   n = std::min(n, stack.size());
   return c10::ArrayRef<const c10::IValue>(stack.data() + (stack.size() - n), n);
@@ -376,6 +391,10 @@ void on_operator(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::j
     c10::impl::tls_set_dispatch_key_excluded(kCaptureKey, true);
     return op.redispatchBoxed(next, stack);
   }
+  if (!in_backward && may_pause(*s)) {
+    pause_calls_on_this_thread();  // from the next call on
+    return op.redispatchBoxed(next, stack);
+  }
   if (!info.kept) return op.redispatchBoxed(next, stack);
   ToolCalls tool;  // from here on the operator's nested calls and the tool's own work skip the fallback
   if (!in_backward && !g_op_seen.load(std::memory_order_relaxed)) g_op_seen.store(true, std::memory_order_relaxed);
@@ -402,9 +421,18 @@ void on_operator(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::j
 }  // namespace
 
 bool backward_pass_starts() {
+  ++t_backward_depth;
+  if (!t_starts_backward_passes) {
+    t_starts_backward_passes = true;
+    g_backward_threads.fetch_add(1);
+  }
   if (!g_active.load(std::memory_order_relaxed)) return false;
   if (!g_backward_seen.load(std::memory_order_relaxed)) g_backward_seen.store(true);
   return !g_state->options.capture_backward_ops;
+}
+
+void backward_pass_ended() {
+  if (--t_backward_depth == 0) resume_calls_on_this_thread();
 }
 
 namespace {

@@ -46,5 +46,10 @@ class CaptureEngine {
 // calls are a backward pass's). Where nothing interposes it (the SDK, run-model), the pass's first
 // calls still reach the fallback, and the rule sees the pass there.
 bool backward_pass_starts();
+// The pass begun by this thread's backward_pass_starts has ended (returned or thrown): the end of
+// its outermost pass ends the thread's pause, if it was paused (a step that is not dumped:
+// on_operator pauses the thread that runs the backward passes from the call after a step's start
+// until then, capture_mode.hpp).
+void backward_pass_ended();
 
 }  // namespace acccheck::capture

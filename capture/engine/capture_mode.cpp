@@ -26,6 +26,23 @@ void install_capture_fallback(c10::KernelFunction fallback) {
 
 void capture_calls_on_this_thread(bool on) { c10::impl::tls_set_dispatch_key_included(kCaptureKey, on); }
 
+namespace {
+thread_local bool t_paused = false;
+}  // namespace
+
+void pause_calls_on_this_thread() {
+  c10::impl::tls_set_dispatch_key_excluded(kCaptureKey, true);
+  t_paused = true;
+}
+
+void resume_calls_on_this_thread() {
+  if (!t_paused) return;
+  c10::impl::tls_set_dispatch_key_excluded(kCaptureKey, false);
+  t_paused = false;
+}
+
+bool calls_paused_on_this_thread() { return t_paused; }
+
 }  // namespace acccheck::capture
 
 // ---- threads inherit their creator's capture setting ---------------------------------------------
@@ -49,12 +66,14 @@ CreateFn libc_pthread_create() {
 struct ThreadStart {
   void* (*routine)(void*);
   void* arg;
+  bool paused;  // created during its creator's pause: starts paused
 };
 
 void* start_captured_thread(void* raw) {
   ThreadStart start = *static_cast<ThreadStart*>(raw);
   delete static_cast<ThreadStart*>(raw);
   acccheck::capture::capture_calls_on_this_thread(true);
+  if (start.paused) acccheck::capture::pause_calls_on_this_thread();
   return start.routine(start.arg);
 }
 
@@ -64,8 +83,11 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
                                                                     void* (*routine)(void*), void* arg) {
   CreateFn real = libc_pthread_create();
   if (!real) return EAGAIN;
-  if (!acccheck::capture::this_thread_captures()) return real(thread, attr, routine, arg);
-  auto* start = new (std::nothrow) ThreadStart{routine, arg};
+  // During a pause the creator may be inside an operator or not (no call reaches the fallback to
+  // tell): the thread starts paused, and captures only once it ends a pause of its own.
+  const bool paused = acccheck::capture::calls_paused_on_this_thread();
+  if (!acccheck::capture::this_thread_captures() && !paused) return real(thread, attr, routine, arg);
+  auto* start = new (std::nothrow) ThreadStart{routine, arg, paused};
   if (!start) return EAGAIN;
   int rc = real(thread, attr, start_captured_thread, start);
   if (rc != 0) delete start;

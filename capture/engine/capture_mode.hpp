@@ -32,6 +32,14 @@ void install_capture_fallback(c10::KernelFunction fallback);
 // of LibTorch's thread-local state.
 void capture_calls_on_this_thread(bool on);
 
+// A pause (the engine's steps that are not dumped, automatic steps): the key excluded on the
+// calling thread until resume_calls_on_this_thread, so its calls skip the fallback entirely — no
+// boxing. A thread created during a pause starts paused (it captures once its own pause ends: a
+// thread that never ends one, such as a pool LibTorch starts inside an operator, never does).
+void pause_calls_on_this_thread();
+void resume_calls_on_this_thread();  // nothing when not paused
+bool calls_paused_on_this_thread();
+
 // The key is included and not excluded: a call made now reaches the fallback.
 inline bool this_thread_captures() {
   return c10::impl::tls_is_dispatch_key_included(kCaptureKey) && !c10::impl::tls_is_dispatch_key_excluded(kCaptureKey);

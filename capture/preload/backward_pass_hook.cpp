@@ -11,7 +11,8 @@
 // starts, so the pass's own calls can skip the capture fallback (capture_engine.hpp,
 // backward_pass_starts). The exclusion is set on this thread around the call; autograd copies the
 // thread-local state into the pass (every node runs with it, on any thread), and the guard puts
-// the caller's state back afterwards, exceptions included.
+// the caller's state back afterwards, exceptions included. Its end (backward_pass_ended) is where
+// a thread paused for a step that is not dumped resumes: the next step's first call must be seen.
 #include <ATen/core/Tensor.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <dlfcn.h>
@@ -55,6 +56,9 @@ VariableList acccheck_engine_execute(void* engine, const void* roots, const Vari
     std::fputs("acccheck dump: autograd's Engine::execute was not found after libacccheck_preload.so\n", stderr);
     std::abort();
   }
+  struct Ended {  // destroyed last: after the guard has put the caller's key state back
+    ~Ended() { acccheck::capture::backward_pass_ended(); }
+  } ended;
   std::optional<c10::impl::ExcludeDispatchKeyGuard> unseen;
   if (acccheck::capture::backward_pass_starts()) unseen.emplace(acccheck::capture::kCaptureKey);
   return real(engine, roots, inputs, keep_graph, create_graph, accumulate_grad, outputs);

@@ -154,35 +154,70 @@ TEST_F(PythonDump, AnUnknownPythonFramesChoiceIsNamedAndTheDefaultUsed) {
   EXPECT_NE(read_file(dir / "d/step0/rank/stack.json").find(kMlp + ", line 15, in <module>"), std::string::npos);
 }
 
+// The lines of `out` that start with `prefix`, the prefix cut off.
+std::vector<std::string> lines_after(const std::string& out, const std::string& prefix) {
+  std::vector<std::string> found;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) found.push_back(line.substr(prefix.size()));
+  return found;
+}
+
+const std::string kKeyHeld = "included True excluded False";      // calls reach the fallback
+const std::string kKeyExcluded = "included True excluded True";   // they skip it
+
 // Autograd's Engine::execute is interposed by the preload library (capture/preload/
 // backward_pass_hook.cpp): a backward pass counts for the step rule where it begins, and its own
 // calls skip the capture fallback — the key is excluded in the thread-local state autograd runs the
 // pass with, from its first node on (before, each node's first call still went through the
-// fallback). With --capture-backward-ops they reach it. The forward passes hold the key as before,
-// and the steps and gradients are dumped as before.
+// fallback). With --capture-backward-ops they reach it in the steps that are dumped. The steps and
+// gradients are dumped as before.
 TEST_F(PythonDump, ABackwardPassesOwnCallsSkipTheCapture) {
   const std::string script = fixture("python/backward_pass_key.py");
-  auto lines_starting = [](const std::string& out, const std::string& prefix) {
-    std::vector<std::string> found;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind(prefix, 0) == 0) found.push_back(line);
-    return found;
-  };
   TempDir dir;
   auto r = dump({"--dump-path", dir / "d", "--step", "1"}, {script});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(lines_starting(r.out, "forward: "), std::vector<std::string>(3, "forward: included True excluded False")) << r.out;
-  EXPECT_EQ(lines_starting(r.out, "backward: "), std::vector<std::string>(3, "backward: included True excluded True")) << r.out;
+  EXPECT_EQ(lines_after(r.out, "loop top: "), std::vector<std::string>(3, kKeyHeld)) << r.out;
+  EXPECT_EQ(lines_after(r.out, "backward: "), std::vector<std::string>(3, kKeyExcluded)) << r.out;
   const auto names = names_in(dir / "d/step1/rank/dump.json");
-  for (const std::string name : {"Aten.mul.0.forward", "Aten.sum.0.forward", "Aten.sum.0.backward", "Aten.mul.0.backward",
-                                 "Aten.sub_.0.forward"})
+  for (const std::string name : {"Aten.mul.0.forward", "Aten.mul.1.forward", "Aten.sum.0.forward", "Aten.sum.0.backward",
+                                 "Aten.mul.0.backward", "Aten.sub_.0.forward"})
     EXPECT_TRUE(has(names, name)) << name << " in " << ::testing::PrintToString(names);
   EXPECT_FALSE(fs::exists(dir / "d/step0")) << "only step 1 was requested";
+  EXPECT_FALSE(fs::exists(dir / "d/step2"));
 
-  r = dump({"--dump-path", dir / "e", "--step", "1", "--capture-backward-ops"}, {script});
+  r = dump({"--dump-path", dir / "e", "--step", "0-2", "--capture-backward-ops"}, {script});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(lines_starting(r.out, "backward: "), std::vector<std::string>(3, "backward: included True excluded False")) << r.out;
+  EXPECT_EQ(lines_after(r.out, "backward: "), std::vector<std::string>(3, kKeyHeld)) << r.out;
+}
+
+// A step that is not dumped: once its first call is behind it, the thread that runs the backward
+// passes pauses — its calls skip the fallback (no boxing) until its backward pass ends, where the
+// next step's first call must be seen. Not in step 0 (no backward pass has told the engine yet which
+// thread runs them), not in a dumped step; a thread started during the pause starts paused. The
+// steps still fall where they did: the dumped step after an undumped one has the same entries.
+TEST_F(PythonDump, AStepThatIsNotDumpedSkipsTheFallbackAfterItsStart) {
+  const std::string script = fixture("python/backward_pass_key.py");
+  TempDir dir;
+  auto r = dump({"--dump-path", dir / "d", "--step", "1"}, {script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> paused_in_step_2{kKeyHeld, kKeyHeld, kKeyExcluded};
+  EXPECT_EQ(lines_after(r.out, "function forward: "), paused_in_step_2) << r.out;
+  EXPECT_EQ(lines_after(r.out, "thread started in forward: "), paused_in_step_2) << r.out;
+
+  r = dump({"--dump-path", dir / "e", "--step", "1-2"}, {script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_after(r.out, "function forward: "), std::vector<std::string>(3, kKeyHeld)) << r.out;
+  EXPECT_EQ(read_file(dir / "d/step1/rank/dump.json"), read_file(dir / "e/step1/rank/dump.json"));
+  const auto names = names_in(dir / "e/step2/rank/dump.json");
+  EXPECT_TRUE(has(names, "Aten.mul.1.forward")) << ::testing::PrintToString(names);
+
+  // The same dump of step 3 of the MLP whether steps 0-2 pass paused or not (step 2 dumped too).
+  r = dump({"--dump-path", dir / "f", "--step", "3"}, {kMlp, "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = dump({"--dump-path", dir / "g", "--step", "2", "3"}, {kMlp, "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(dir / "f/step3/rank/dump.json"), read_file(dir / "g/step3/rank/dump.json"));
 }
 
 TEST_F(PythonDump, DataLoaderWorkersNeitherHangNorTouchTheDump) {
