@@ -10,7 +10,7 @@
 # THREADS: LibTorch's intra-op threads (OMP_NUM_THREADS), 1 by default: on this 2-vCPU VM the second
 # core is then the writer thread's, as on a training host with cores to spare; THREADS= leaves
 # LibTorch's default (its OpenMP workers spin between parallel regions on the writer's core).
-# MODES: plain (no tool), full (the default --stack), python, off (--stack off), one (only step 5
+# MODES: plain (no tool), idle (the tool attached, no step dumped), full (the default --stack), python, off (--stack off), one (only step 5
 # of the run dumped: the median is then of that step alone, over the rounds). Two modes compare a
 # dumped step with undumped steps of the same run, which this VM's drift (the same plain step 2.6 ms
 # in one run, 5.1 ms in another minutes later) cannot blur, and print that ratio instead of one
@@ -39,6 +39,7 @@ run_mode() {
   rm -rf "$work/d"
   case $mode in
     plain) "$python" -W ignore "${args[@]}" ;;
+    idle) "$acc" dump --dump-path "$work/d" --step 99999999 -- "$python" -W ignore "${args[@]}" ;;
     one|first) "$acc" dump --dump-path "$work/d" --step 5 -- "$python" -W ignore "${args[@]}" --print-steps ;;
     every4) "$acc" dump --dump-path "$work/d" --step $(seq 5 4 $((steps - 1))) -- "$python" -W ignore "${args[@]}" --print-steps ;;
     *)     "$acc" dump --dump-path "$work/d" --stack "$mode" -- "$python" -W ignore "${args[@]}" ;;
