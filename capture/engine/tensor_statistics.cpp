@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
+#include <c10/util/SmallVector.h>
 #include <c10/util/intrusive_ptr.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "engine/statistics_pass.hpp"
 
@@ -20,22 +22,85 @@ namespace acccheck::capture {
 
 namespace {
 
-// float64 values keep their range in the max/min (cast to float32 only for mean/norm would differ
-// from msprobe, which casts the whole tensor to float32 first): do what msprobe does.
-Accumulated accumulate_tensor(const at::Tensor& c) {
-  std::int64_t n = c.numel();
-  switch (c.scalar_type()) {
-    case at::kFloat: return accumulate(c.data_ptr<float>(), n);
-    case at::kDouble: return accumulate(c.data_ptr<double>(), n);
-    case at::kHalf: return accumulate(c.data_ptr<at::Half>(), n);
-    case at::kBFloat16: return accumulate(c.data_ptr<at::BFloat16>(), n);
-    case at::kLong: return accumulate(c.data_ptr<std::int64_t>(), n);
-    case at::kInt: return accumulate(c.data_ptr<std::int32_t>(), n);
-    case at::kShort: return accumulate(c.data_ptr<std::int16_t>(), n);
-    case at::kChar: return accumulate(c.data_ptr<std::int8_t>(), n);
-    case at::kByte: return accumulate(c.data_ptr<std::uint8_t>(), n);
-    default: return accumulate(c.to(at::kFloat).data_ptr<float>(), n);
+// The dtypes accumulate_elements, gather_rows and first_element read in place.
+bool read_in_place(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16: case at::kLong:
+    case at::kInt: case at::kShort: case at::kChar: case at::kByte: return true;
+    default: return false;
   }
+}
+
+// float64 values keep their range in the max/min (cast to float32 only for mean/norm would differ
+// from msprobe, which casts the whole tensor to float32 first): do what msprobe does. `data`: n
+// elements of dtype `type` in a row, one of those read_in_place() accepts.
+Accumulated accumulate_elements(at::ScalarType type, const void* data, std::int64_t n) {
+  switch (type) {
+    case at::kFloat: return accumulate(static_cast<const float*>(data), n);
+    case at::kDouble: return accumulate(static_cast<const double*>(data), n);
+    case at::kHalf: return accumulate(static_cast<const at::Half*>(data), n);
+    case at::kBFloat16: return accumulate(static_cast<const at::BFloat16*>(data), n);
+    case at::kLong: return accumulate(static_cast<const std::int64_t*>(data), n);
+    case at::kInt: return accumulate(static_cast<const std::int32_t*>(data), n);
+    case at::kShort: return accumulate(static_cast<const std::int16_t*>(data), n);
+    case at::kChar: return accumulate(static_cast<const std::int8_t*>(data), n);
+    default: return accumulate(static_cast<const std::uint8_t*>(data), n);  // kByte
+  }
+}
+
+Accumulated accumulate_tensor(const at::Tensor& c) {
+  if (read_in_place(c.scalar_type())) return accumulate_elements(c.scalar_type(), c.data_ptr(), c.numel());
+  return accumulate(c.to(at::kFloat).data_ptr<float>(), c.numel());
+}
+
+// The elements of a CPU tensor that is not dense — a slice, a strided window, an expanded tensor —
+// in row-major order, into `out`: what contiguous() would copy, the same values in the same order
+// (so the same statistics, bit for bit), without an operator. contiguous() on such a tensor made a
+// new tensor through the dispatcher and TensorIterator: ~3,000–4,600 cycles a small tensor, a third
+// of a dumped vit step's statistics and nearly half of swin_t's (its windows and slices).
+template <typename E>
+void gather_rows(const E* base, c10::IntArrayRef sizes, c10::IntArrayRef strides, E* out) {
+  const std::size_t dims = sizes.size();
+  const std::int64_t inner = sizes[dims - 1], step = strides[dims - 1];
+  c10::SmallVector<std::int64_t, 8> index(dims, 0);
+  const E* row = base;
+  for (;;) {
+    for (std::int64_t k = 0; k < inner; ++k) *out++ = row[k * step];
+    // The next row: the odometer over every dimension but the innermost.
+    std::size_t d = dims - 1;
+    while (d > 0) {
+      --d;
+      if (++index[d] < sizes[d]) {
+        row += strides[d];
+        break;
+      }
+      row -= strides[d] * (sizes[d] - 1);
+      index[d] = 0;
+      if (d == 0) return;
+    }
+    if (dims == 1) return;
+  }
+}
+
+// The statistics' pass over a tensor that is not dense (a read_in_place dtype, at least one
+// element, one dimension or more). The copy stays on this thread for the next one; one of more than
+// 16 MiB is given back.
+Accumulated accumulate_gathered(const at::Tensor& t) {
+  thread_local std::vector<std::uint64_t> scratch;  // 8-byte aligned for every dtype
+  const std::int64_t n = t.numel();
+  const std::size_t item = t.element_size();
+  scratch.resize((static_cast<std::size_t>(n) * item + 7) / 8);
+  void* out = scratch.data();
+  const void* base = t.data_ptr();
+  switch (item) {
+    case 1: gather_rows(static_cast<const std::uint8_t*>(base), t.sizes(), t.strides(), static_cast<std::uint8_t*>(out)); break;
+    case 2: gather_rows(static_cast<const std::uint16_t*>(base), t.sizes(), t.strides(), static_cast<std::uint16_t*>(out)); break;
+    case 4: gather_rows(static_cast<const std::uint32_t*>(base), t.sizes(), t.strides(), static_cast<std::uint32_t*>(out)); break;
+    default: gather_rows(static_cast<const std::uint64_t*>(base), t.sizes(), t.strides(), static_cast<std::uint64_t*>(out)); break;
+  }
+  Accumulated a = accumulate_elements(t.scalar_type(), out, n);
+  if (scratch.size() * 8 > (std::size_t{16} << 20)) std::vector<std::uint64_t>().swap(scratch);
+  return a;
 }
 
 // Every statistic of a floating tensor is a float32 value (reduced in float32, or rounded to it as
@@ -51,19 +116,9 @@ double round_to(at::ScalarType t, double v) {
   }
 }
 
-// The dtypes accumulate_tensor and first_element read in place.
-bool read_in_place(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16: case at::kLong:
-    case at::kInt: case at::kShort: case at::kChar: case at::kByte: return true;
-    default: return false;
-  }
-}
-
-// Statistics of this tensor are read from its memory, with no operator (the common case).
-bool without_operators(const at::Tensor& t) {
-  return t.is_cpu() && read_in_place(t.scalar_type()) && (t.dim() == 0 || t.is_non_overlapping_and_dense());
-}
+// Statistics of this tensor are read from its memory, with no operator (the common case; a tensor
+// that is not dense is gathered in place, accumulate_gathered).
+bool without_operators(const at::Tensor& t) { return t.is_cpu() && read_in_place(t.scalar_type()); }
 
 bool no_data(const at::Tensor& t) {
   return !t.defined() || t.numel() == 0 || t.is_meta() || !t.has_storage() || !t.storage().data();
@@ -235,10 +290,13 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending,
   }
   // A dense tensor is read in memory order whatever its strides (a transposed gradient, a channels-
   // last activation): the statistics do not depend on the order, and the copy contiguous() would
-  // make cost as much as the pass.
-  const at::Tensor& c = zeros || x.is_non_overlapping_and_dense() ? x : (dense = x.contiguous());
+  // make cost as much as the pass. One that is not dense is read in row-major order, gathered in
+  // place where its dtype allows, else copied by contiguous().
+  const bool in_memory_order = zeros || x.is_non_overlapping_and_dense();
+  const bool gathered = !in_memory_order && read_in_place(x.scalar_type());
+  const at::Tensor& c = in_memory_order || gathered ? x : (dense = x.contiguous());
   // Zeros: the maximum and minimum are +0, the sums 0 — what the pass would find, not read.
-  Accumulated a = zeros ? Accumulated{0.0, 0.0, 0.0, 0.0, false} : accumulate_tensor(c);
+  Accumulated a = zeros ? Accumulated{0.0, 0.0, 0.0, 0.0, false} : gathered ? accumulate_gathered(c) : accumulate_tensor(c);
   double n = static_cast<double>(c.numel());
   at::ScalarType rt = integral || c.scalar_type() == at::kDouble ? at::kFloat : c.scalar_type();
   if (a.nan) {

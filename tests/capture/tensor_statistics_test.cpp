@@ -2,8 +2,12 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <limits>
 #include <vector>
+
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <gtest/gtest.h>
 
@@ -192,4 +196,57 @@ TEST(TensorStatistics, KnownZerosAreWhatThePassOverZerosGives) {
       }
     }
   }
+}
+
+// A tensor that is not dense (a slice, a strided window, an expanded tensor, a select) is read in
+// place in row-major order: bit for bit the statistics of its contiguous() copy — which the engine
+// made before, through the dispatcher — for every dtype read in place, with blocks and a tail.
+TEST(TensorStatistics, NotDenseIsReadInPlaceAsItsContiguousCopy) {
+  auto expect_same = [](const acccheck::capture::Statistics& a, const acccheck::capture::Statistics& b,
+                        const std::string& what) {
+    const acccheck::capture::HeldStatistic* x[] = {&a.max, &a.min, &a.mean, &a.norm};
+    const acccheck::capture::HeldStatistic* y[] = {&b.max, &b.min, &b.mean, &b.norm};
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(x[i]->kind, y[i]->kind) << what << " statistic " << i;
+      EXPECT_EQ(std::memcmp(&x[i]->value, &y[i]->value, sizeof(double)), 0)
+          << what << " statistic " << i << ": " << x[i]->value << " vs " << y[i]->value;
+      EXPECT_EQ(x[i]->float32, y[i]->float32) << what << " statistic " << i;
+    }
+  };
+  at::manual_seed(7);
+  for (at::ScalarType dtype : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kLong, at::kInt, at::kShort,
+                               at::kChar, at::kByte}) {
+    at::Tensor base = (at::randn({6, 40, 37}) * 50).to(dtype);
+    const std::vector<std::pair<std::string, at::Tensor>> views = {
+        {"every other column", base.slice(2, 0, 37, 2)},
+        {"a window", base.slice(0, 1, 5).slice(1, 3, 33).slice(2, 2, 30)},
+        {"a window, transposed", base.slice(1, 0, 20).transpose(0, 2)},
+        {"a select", base.select(2, 5)},
+        {"a 1-d stride", base.flatten().slice(0, 0, 8880, 3)},
+        {"expanded (stride 0)", base.select(0, 2).select(1, 4).unsqueeze(0).expand({30, 40})},
+        {"a slice of 1-element rows", base.slice(2, 0, 1)},
+    };
+    for (const auto& [name, v] : views) {
+      const std::string what = std::string(c10::toString(dtype)) + ", " + name;
+      ASSERT_FALSE(v.is_non_overlapping_and_dense()) << what;
+      expect_same(stats_of(v), stats_of(v.contiguous()), what);
+    }
+  }
+  // Without an operator: with every dispatch key excluded any operator fails (contiguous(), which
+  // the engine ran before, included).
+  at::Tensor w = at::arange(600, at::kFloat).reshape({20, 30}).slice(1, 0, 30, 3);
+  const auto want = stats_of(w.contiguous());
+  {
+    c10::impl::ExcludeDispatchKeyGuard no_operator(c10::DispatchKeySet(c10::DispatchKeySet::FULL));
+    ASSERT_THROW((void)w.contiguous(), c10::Error) << "the guard must make an operator fail";
+    acccheck::capture::Statistics got;
+    at::Tensor pending;
+    ASSERT_NO_THROW(fill_statistics(w, got, &pending)) << "an operator ran";
+    expect_same(got, want, "under the guard");
+  }
+  // A NaN reached only through the strides is seen.
+  at::Tensor f = at::zeros({8, 130});
+  f[5][128] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(stats_of(f.slice(1, 0, 130, 2)).mean.value));
+  EXPECT_FALSE(std::isnan(stats_of(f.slice(1, 1, 130, 2)).mean.value));
 }
