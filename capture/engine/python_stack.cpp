@@ -511,4 +511,12 @@ void capture_python_stack(PythonFrames& frames, std::size_t max_frames) {
   read_api_frames(py, thread, frames, max_frames);
 }
 
+void learn_python_call_sites() {
+  // Only where the process had an interpreter at set-up: as for the frame source, the API is not
+  // looked up (once, for good) before a program that loads Python later has done so.
+  if (!g_python_at_setup.load(std::memory_order_relaxed)) return;
+  thread_local PythonFrames scratch;
+  capture_python_stack(scratch);
+}
+
 }  // namespace acccheck::capture

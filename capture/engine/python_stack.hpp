@@ -70,6 +70,10 @@ using PythonFrames = std::vector<PythonFrame>;  // innermost first
 // going away. Into the caller's vector: a recycled record's keeps its memory.
 constexpr std::size_t kPythonStackFrames = 32;
 void capture_python_stack(PythonFrames& frames, std::size_t max_frames = kPythonStackFrames);
+// Reads the calling thread's Python frames and drops them: the frame table learns the call sites
+// (code object, instruction offset → names and line: a code object's names and line table are read
+// with the GIL held the first time) outside a dumped step. Any thread.
+void learn_python_call_sites();
 // Looks up Python's C API and makes the frame table now, when the process already has an interpreter
 // (the engine's set-up), so the first dumped step does not.
 void prepare_python_stack();
