@@ -11,7 +11,10 @@
 # core is then the writer thread's, as on a training host with cores to spare; THREADS= leaves
 # LibTorch's default (its OpenMP workers spin between parallel regions on the writer's core).
 # MODES: plain (no tool), idle (the tool attached, no step dumped), full (the default --stack), python, off (--stack off), one (only step 5
-# of the run dumped: the median is then of that step alone, over the rounds). Two modes compare a
+# of the run dumped: the median is then of that step alone, over the rounds), plain5 (the plain
+# script's step 5 alone: with one, the line also gives one ÷ plain5 — the same step of a run
+# without the tool, still warming up as the dumped run's step 5 is, where the plain median is of
+# steps 2–40). Two modes compare a
 # dumped step with undumped steps of the same run, which this VM's drift (the same plain step 2.6 ms
 # in one run, 5.1 ms in another minutes later) cannot blur, and print that ratio instead of one
 # with the plain run: first (only step 5 dumped, with the default stacks: ÷ the median of steps
@@ -39,12 +42,13 @@ run_mode() {
   rm -rf "$work/d"
   case $mode in
     plain) "$python" -W ignore "${args[@]}" ;;
+    plain5) "$python" -W ignore "${args[@]}" --print-steps ;;
     idle) "$acc" dump --dump-path "$work/d" --step 99999999 -- "$python" -W ignore "${args[@]}" ;;
     one|first) "$acc" dump --dump-path "$work/d" --step 5 -- "$python" -W ignore "${args[@]}" --print-steps ;;
     every4) "$acc" dump --dump-path "$work/d" --step $(seq 5 4 $((steps - 1))) -- "$python" -W ignore "${args[@]}" --print-steps ;;
     *)     "$acc" dump --dump-path "$work/d" --stack "$mode" -- "$python" -W ignore "${args[@]}" ;;
   esac 2>/dev/null | case $mode in
-    one) sed -n 's/^step 5 time \([0-9.]*\) ms/\1/p' ;;
+    one|plain5) sed -n 's/^step 5 time \([0-9.]*\) ms/\1/p' ;;
     first|every4) sed -n 's/^step \([0-9]*\) time \([0-9.]*\) ms/\1 \2/p' | within_run "$mode" ;;
     *) sed -n 's/^median step: \([0-9.]*\) ms/\1/p' ;;
   esac
@@ -75,6 +79,11 @@ for model in "${models[@]}"; do
     elif [ -n "$base" ]; then printf ' %9.3f ms %5.2fx' "$med" "$(awk -v t="$med" -v b="$base" 'BEGIN {print t / b}')"
     else printf ' %9.3f ms       ' "$med"; fi
   done
+  if [ -n "${samples[one]:-}" ] && [ -n "${samples[plain5]:-}" ]; then
+    one=$(echo "${samples[one]}" | tr ' ' '\n' | grep . | median_of)
+    p5=$(echo "${samples[plain5]}" | tr ' ' '\n' | grep . | median_of)
+    printf '   one ÷ plain5 %.2fx' "$(awk -v t="$one" -v b="$p5" 'BEGIN {print t / b}')"
+  fi
   echo
   unset samples
 done
