@@ -77,21 +77,12 @@ std::atomic<std::uint64_t> g_epoch{1};    // bumped on configure()/start(): stal
 // counted: a locked read-modify-write per call waited for the record's stores to drain.
 std::atomic<bool> g_op_seen{false};
 // The process's first step, until its first backward pass: the Python call sites of the calls not
-// dumped are learnt (learn_python_call_sites), at most kCallSitesLearnt calls. A training step's
-// forward pass meets the same call sites each step, and learning one costs a few microseconds (its
-// code object's names and line table, with the GIL): ~0.04-0.07 ms of the first dumped gpt step
-// (1.3 ms), moved to the program's first step, itself ~3x a later one (its kernels' first runs).
-constexpr int kCallSitesLearnt = 4096;
-std::atomic<bool> g_learning_call_sites{true};
-std::atomic<int> g_call_sites_learnt{0};
-
-void learn_call_sites() {
-  if (g_call_sites_learnt.fetch_add(1, std::memory_order_relaxed) >= kCallSitesLearnt) {
-    g_learning_call_sites.store(false, std::memory_order_relaxed);
-    return;
-  }
-  learn_python_call_sites();
-}
+// dumped are learnt (learn_python_call_sites), at most 4,096 calls. A training step's forward pass
+// meets the same call sites each step, and learning one costs a few microseconds (its code object's
+// names and line table, with the GIL): ~0.04-0.07 ms of the first dumped gpt step (1.3 ms), moved
+// to the program's first step, itself ~3x a later one (its kernels' first runs). Counts down; the
+// first backward pass sets it to 0.
+std::atomic<int> g_call_sites_to_learn{4096};
 
 // ---- operator classification, cached per dispatcher operator -----------------------------------
 
@@ -401,7 +392,7 @@ void on_operator(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::j
   const bool in_backward = torch::autograd::get_current_graph_task_exec_info() != nullptr;
   if (in_backward && !g_backward_seen.load(std::memory_order_relaxed)) {
     g_backward_seen.store(true);
-    g_learning_call_sites.store(false, std::memory_order_relaxed);
+    g_call_sites_to_learn.store(0, std::memory_order_relaxed);
   }
   if (in_backward && !s->options.capture_backward_ops) {
     // The rest of this autograd node's calls skip the fallback too: the engine sets every node's
@@ -425,8 +416,11 @@ void on_operator(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::j
   if (!call) {
     // Once per process, in a step that is not dumped: how Python frames are to be read.
     if (!in_backward && s->reads_python_frames) {
-      if (g_learning_call_sites.load(std::memory_order_relaxed)) learn_call_sites();
-      else choose_python_frame_source();
+      if (g_call_sites_to_learn.load(std::memory_order_relaxed) > 0 &&
+          g_call_sites_to_learn.fetch_sub(1, std::memory_order_relaxed) > 0)
+        learn_python_call_sites();
+      else
+        choose_python_frame_source();
     }
     return op.redispatchBoxed(next, stack);
   }
@@ -448,7 +442,7 @@ bool backward_pass_starts() {
     t_starts_backward_passes = true;
     g_backward_threads.fetch_add(1);
   }
-  g_learning_call_sites.store(false, std::memory_order_relaxed);
+  g_call_sites_to_learn.store(0, std::memory_order_relaxed);
   if (!g_active.load(std::memory_order_relaxed)) return false;
   if (!g_backward_seen.load(std::memory_order_relaxed)) g_backward_seen.store(true);
   return !g_state->options.capture_backward_ops;

@@ -60,25 +60,23 @@ Accumulated accumulate_tensor(const at::Tensor& c) {
 // of a dumped vit step's statistics and nearly half of swin_t's (its windows and slices).
 template <typename E>
 void gather_rows(const E* base, c10::IntArrayRef sizes, c10::IntArrayRef strides, E* out) {
-  const std::size_t dims = sizes.size();
-  const std::int64_t inner = sizes[dims - 1], step = strides[dims - 1];
-  c10::SmallVector<std::int64_t, 8> index(dims, 0);
+  const std::size_t last = sizes.size() - 1;
+  const std::int64_t inner = sizes[last], step = strides[last];
+  std::int64_t rows = 1;
+  for (std::size_t d = 0; d < last; ++d) rows *= sizes[d];
+  c10::SmallVector<std::int64_t, 8> index(last, 0);  // the row's position in the outer dimensions
   const E* row = base;
-  for (;;) {
+  for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t k = 0; k < inner; ++k) *out++ = row[k * step];
-    // The next row: the odometer over every dimension but the innermost.
-    std::size_t d = dims - 1;
-    while (d > 0) {
-      --d;
+    // The next row: an odometer over the outer dimensions, the last one turning fastest.
+    for (std::size_t d = last; d-- > 0;) {
       if (++index[d] < sizes[d]) {
         row += strides[d];
         break;
       }
-      row -= strides[d] * (sizes[d] - 1);
       index[d] = 0;
-      if (d == 0) return;
+      row -= strides[d] * (sizes[d] - 1);
     }
-    if (dims == 1) return;
   }
 }
 
@@ -90,15 +88,18 @@ Accumulated accumulate_gathered(const at::Tensor& t) {
   const std::int64_t n = t.numel();
   const std::size_t item = t.element_size();
   scratch.resize((static_cast<std::size_t>(n) * item + 7) / 8);
-  void* out = scratch.data();
-  const void* base = t.data_ptr();
+  // Elements are moved as unsigned integers of their size: a copy, whatever the dtype.
+  auto gather = [&](auto element) {
+    using E = decltype(element);
+    gather_rows(static_cast<const E*>(t.data_ptr()), t.sizes(), t.strides(), reinterpret_cast<E*>(scratch.data()));
+  };
   switch (item) {
-    case 1: gather_rows(static_cast<const std::uint8_t*>(base), t.sizes(), t.strides(), static_cast<std::uint8_t*>(out)); break;
-    case 2: gather_rows(static_cast<const std::uint16_t*>(base), t.sizes(), t.strides(), static_cast<std::uint16_t*>(out)); break;
-    case 4: gather_rows(static_cast<const std::uint32_t*>(base), t.sizes(), t.strides(), static_cast<std::uint32_t*>(out)); break;
-    default: gather_rows(static_cast<const std::uint64_t*>(base), t.sizes(), t.strides(), static_cast<std::uint64_t*>(out)); break;
+    case 1: gather(std::uint8_t{}); break;
+    case 2: gather(std::uint16_t{}); break;
+    case 4: gather(std::uint32_t{}); break;
+    default: gather(std::uint64_t{}); break;
   }
-  Accumulated a = accumulate_elements(t.scalar_type(), out, n);
+  Accumulated a = accumulate_elements(t.scalar_type(), scratch.data(), n);
   if (scratch.size() * 8 > (std::size_t{16} << 20)) std::vector<std::uint64_t>().swap(scratch);
   return a;
 }
