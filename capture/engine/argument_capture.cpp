@@ -42,7 +42,7 @@ void FlatEncoder::add_tensor(const at::Tensor& t) {
   v.count = static_cast<std::uint32_t>(sizes.size());
   record_.dims.insert(record_.dims.end(), sizes.begin(), sizes.end());
   at::Tensor pending;
-  fill_statistics(t, v.stats, &pending, zeros_);
+  fill_statistics(t, v.stats, &pending, zeros_, unversioned_ ? Reuse::never : Reuse::allowed);
   if (pending.defined()) record_.pending_statistics.emplace_back(record_.tensor_specs, pending);
   // One copy on the training thread; the writer moves it to the host and pickles it.
   if (save_) {
@@ -93,9 +93,12 @@ void FlatEncoder::encode(const c10::IValue& v, ArgSlot::Meaning meaning) {
   }
 }
 
-void FlatEncoder::value(const c10::IValue& v, ArgSlot::Meaning meaning, Section section, std::size_t slot) {
+void FlatEncoder::value(const c10::IValue& v, ArgSlot::Meaning meaning, Section section, std::size_t slot,
+                        bool unversioned) {
   std::size_t at = record_.values.size();
+  unversioned_ = unversioned;
   encode(v, meaning);
+  unversioned_ = false;
   record_.values[at].section = section;
   record_.values[at].slot = static_cast<std::uint16_t>(slot);
 }
@@ -133,10 +136,11 @@ void encode_inputs(c10::ArrayRef<const c10::IValue> inputs, const std::vector<Ar
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ArgSlot* slot = slot_of(i);
     auto meaning = slot ? slot->meaning : ArgSlot::Meaning::plain;
+    const bool unversioned = slot && slot->written_unversioned;
     if (slot && slot->kwarg_only) {
-      if (!is_default(inputs[i], slot)) enc.value(inputs[i], meaning, Section::kwargs, i);
+      if (!is_default(inputs[i], slot)) enc.value(inputs[i], meaning, Section::kwargs, i, unversioned);
     } else if (i < positional_end) {
-      enc.value(inputs[i], meaning, Section::args, i);
+      enc.value(inputs[i], meaning, Section::args, i, unversioned);
     }
   }
 }

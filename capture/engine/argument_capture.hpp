@@ -20,7 +20,10 @@ class FlatEncoder {
   // Ordinals continue from record.tensor_specs (the inputs' when the outputs are encoded).
   FlatEncoder(CapturedRecord& record, bool save_tensors) : record_(record), save_(save_tensors) {}
   // A top-level value and everything in it.
-  void value(const c10::IValue& v, ArgSlot::Meaning meaning, Section section, std::size_t slot);
+  // `unversioned`: the call writes its elements without (necessarily) moving its version
+  // (ArgSlot::written_unversioned): its statistics are read afresh and not kept.
+  void value(const c10::IValue& v, ArgSlot::Meaning meaning, Section section, std::size_t slot,
+             bool unversioned = false);
   // A top-level tensor (a gradient): undefined → none.
   void tensor(const at::Tensor& t, Section section);
   // The tensors encoded from now on hold only zeros (the outputs of aten::zero_): their statistics
@@ -35,6 +38,7 @@ class FlatEncoder {
   CapturedRecord& record_;
   bool save_;
   bool zeros_ = false;
+  bool unversioned_ = false;
 };
 
 // Forward inputs: positional schema arguments → args (slot = their place in the schema),

@@ -115,6 +115,24 @@ ThreadState& thread_state() {
   return tl;
 }
 
+// ArgSlot::written_unversioned. Batch norm (native_batch_norm, batch_norm, instance_norm and the
+// backends' own) updates running_mean / running_var inside its kernel without moving their
+// versions, in both LibTorch versions: reused statistics of them would be those of the first
+// dumped step that met them. Other writes a schema declares move the version when the write is
+// also the result (in-place and out= calls, ADInplaceOrView); one that is not returned may not.
+bool written_unversioned(const c10::FunctionSchema& schema, const c10::Argument& a) {
+  if (a.name() == "running_mean" || a.name() == "running_var") return true;
+  const c10::AliasInfo* written = a.alias_info();
+  if (!written || !written->isWrite()) return false;
+  for (const auto& r : schema.returns()) {
+    const c10::AliasInfo* returned = r.alias_info();
+    if (!returned) continue;
+    for (const auto& set : written->beforeSets())
+      if (returned->beforeSets().count(set)) return false;
+  }
+  return true;
+}
+
 ArgSlot::Meaning meaning_of(const c10::TypePtr& real) {
   c10::TypePtr t = real;
   if (auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
@@ -147,7 +165,8 @@ std::unique_ptr<OpInfo> classify(const c10::OperatorHandle& op) {
   }
   if (info->kept)
     for (const auto& a : schema.arguments())
-      info->args.push_back({a.name(), a.kwarg_only(), meaning_of(a.real_type()), a.default_value()});
+      info->args.push_back({a.name(), a.kwarg_only(), meaning_of(a.real_type()), a.default_value(),
+                            written_unversioned(schema, a)});
   return info;
 }
 

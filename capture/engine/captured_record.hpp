@@ -27,6 +27,11 @@ struct ArgSlot {
   bool kwarg_only = false;
   Meaning meaning = Meaning::plain;
   c10::optional<c10::IValue> default_value;  // the schema's default, if any
+  // The call writes this argument's elements where the tensor's version may not move: batch
+  // norm's running statistics (no schema of LibTorch 1.13 or 2.13's native_batch_norm says so),
+  // or an argument the schema marks written (`Tensor(a!)`) and does not return. Its statistics are
+  // read afresh each time and never kept for reuse (fill_statistics).
+  bool written_unversioned = false;
 };
 
 // A dispatcher operator a hook plugin keeps: made once per operator, never changed or freed while

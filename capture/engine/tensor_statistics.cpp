@@ -190,7 +190,17 @@ std::size_t set_of(const void* data) {
   return static_cast<std::size_t>((p * 0x9E3779B97F4A7C15ull) >> 55) % kSets;  // Fibonacci hashing
 }
 
-bool cacheable(const at::Tensor& t) { return !t.is_inference() && t.is_non_overlapping_and_dense(); }
+// Not for a storage of fewer bytes than a block of the tensor's dtype (statistics_pass.hpp): the
+// pass over so few elements (no blocks, only the tail) costs less than the table's probe and
+// entry, which miss the cache more often than not — a small tensor's statistics took ~500–780
+// cycles through the table and ~260–350 without it (dumped gpt, ~150 such tensors a step: biases,
+// norms' weights, labels, losses). Every tensor over a storage — views, `.data` aliases — has its
+// size, so none of them has an entry, and the one entry per data pointer (above) still covers the
+// aliases of the storages that are looked up.
+bool cacheable(const at::Tensor& t) {
+  return !t.is_inference() && t.is_non_overlapping_and_dense() &&
+         t.unsafeGetTensorImpl()->unsafe_storage().nbytes() >= static_cast<std::size_t>(kBlock) * t.element_size();
+}
 
 const at::TensorBase& root_of(const at::Tensor& t) { return t.is_view() ? t._base() : t; }
 
@@ -239,6 +249,21 @@ void remember(const at::Tensor& t, const Statistics& spec) {
   c.stats = spec;
 }
 
+// No entry for t's data pointer any more (its elements may change unseen by their version).
+void forget(const at::Tensor& t) {
+  if (!cacheable(t)) return;
+  StatisticsCache& k = cache();
+  const void* data = t.data_ptr();
+  const std::size_t set = set_of(data);
+  for (std::size_t w = 0; w < kWays; ++w) {
+    if (k.data[set][w] != data) continue;
+    k.data[set][w] = nullptr;
+    k.entries[set][w].root = c10::weak_intrusive_ptr<c10::TensorImpl>(c10::intrusive_ptr<c10::TensorImpl>());
+    k.entries[set][w].root_ptr = nullptr;
+    return;
+  }
+}
+
 // The same statistic four times, in four stores: a chained `a = b = c = d = s` read back what it had
 // just stored into the record's (seldom cached) memory and waited for the line.
 void set_all(Statistics& spec, HeldStatistic s) {
@@ -250,7 +275,7 @@ void set_all(Statistics& spec, HeldStatistic s) {
 
 }  // namespace
 
-void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending, bool zeros) {
+void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending, bool zeros, Reuse reuse) {
   set_all(spec, HeldStatistic{});
   if (no_data(t)) return;
   // The tool's own operators (complex, bool, device, non-dense tensors, other dtypes): no profiler
@@ -285,7 +310,8 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending,
     set_all(spec, s);
     return;
   }
-  if (const CachedStatistics* hit = cached(t)) {
+  const bool reusable = reuse == Reuse::allowed;
+  if (const CachedStatistics* hit = reusable ? cached(t) : nullptr) {
     spec = hit->stats;
     return;
   }
@@ -303,7 +329,7 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending,
   if (a.nan) {
     double nan = std::numeric_limits<double>::quiet_NaN();
     set_all(spec, float32_statistic(nan));
-    remember(t, spec);
+    reusable ? remember(t, spec) : forget(t);
     return;
   }
   spec.max = float32_statistic(round_to(at::kFloat, a.max));
@@ -311,7 +337,7 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending,
   spec.mean = float32_statistic(round_to(rt, a.sum / n));
   spec.norm = float32_statistic(round_to(rt, std::sqrt(a.sumsq)));
   if (t.is_complex()) spec.norm = HeldStatistic{};  // msprobe: no norm for complex tensors
-  remember(t, spec);
+  reusable ? remember(t, spec) : forget(t);
 }
 
 void prepare_statistics_cache() { cache(); }

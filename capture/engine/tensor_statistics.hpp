@@ -40,7 +40,14 @@ struct Statistics {
 // `zeros`: the caller knows every element is zero (the output of aten::zero_ — optimizers zero
 // every gradient each step, megabytes of them in a CNN): the statistics are what the pass over
 // zeros gives, without the pass.
-void fill_statistics(const at::Tensor& t, Statistics& out, at::Tensor* pending, bool zeros = false);
+//
+// `reuse`: allowed — statistics of the same elements, unchanged since (the same version), are
+// taken from a table of those computed before, and these kept there; never — the elements may
+// change without their version moving (ArgSlot::written_unversioned): computed afresh, not kept,
+// and any kept for the same data pointer dropped.
+enum class Reuse { allowed, never };
+void fill_statistics(const at::Tensor& t, Statistics& out, at::Tensor* pending, bool zeros = false,
+                     Reuse reuse = Reuse::allowed);
 void apply_pending_statistics(const at::Tensor& pending, Statistics& out);
 // Makes the calling thread's table of reusable statistics now (engine set-up), not in the first
 // dumped step (~250 KiB written).

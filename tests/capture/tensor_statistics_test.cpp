@@ -108,14 +108,20 @@ TEST(TensorStatistics, IntegersBoolsScalarsEmptyNan) {
 }
 
 TEST(TensorStatistics, ReusedOnlyWhileTheElementsAreUnchanged) {
-  at::Tensor x = at::tensor({1.0f, 2.0f, 3.0f, 4.0f}).reshape({2, 2});
-  EXPECT_EQ(stats_of(x).mean.value, 2.5);
-  EXPECT_EQ(stats_of(x.t()).mean.value, 2.5) << "a transposed view: the same elements";
+  // 1..1024 as 32 x 32 (a storage of two blocks: its statistics go through the table).
+  at::Tensor x = at::arange(1, 1025, at::kFloat).reshape({32, 32});
+  EXPECT_EQ(stats_of(x).mean.value, 512.5);
+  EXPECT_EQ(stats_of(x.t()).mean.value, 512.5) << "a transposed view: the same elements";
   x.add_(1.0f);  // in place: the version counter moves, for the view too
-  EXPECT_EQ(stats_of(x).mean.value, 3.5);
-  EXPECT_EQ(stats_of(x.t()).max.value, 5.0);
+  EXPECT_EQ(stats_of(x).mean.value, 513.5);
+  EXPECT_EQ(stats_of(x.t()).max.value, 1025.0);
   // Half of the storage is not the same element set.
-  EXPECT_EQ(stats_of(x.reshape({4}).slice(0, 0, 2)).mean.value, 2.5);
+  EXPECT_EQ(stats_of(x.reshape({1024}).slice(0, 0, 512)).mean.value, 257.5);
+  // Writing through data_ptr moves no version: the entry answers (which shows it is there). The
+  // slice above took the data pointer's one entry: x's is made again first.
+  EXPECT_EQ(stats_of(x).min.value, 2.0);
+  x.data_ptr<float>()[0] = -7.0f;
+  EXPECT_EQ(stats_of(x).min.value, 2.0) << "the entry of the unchanged version";
   // A new tensor at a reused address is never mistaken for a freed one.
   for (int i = 0; i < 50; ++i) {
     at::Tensor y = at::full({64}, static_cast<float>(i));
@@ -127,7 +133,7 @@ TEST(TensorStatistics, AnAliasWithAVersionCounterOfItsOwnIsNeverTakenForTheTenso
   // variable_data() (`.data` in Python) shares the storage but not the version counter: a write
   // through it leaves the tensor's version where it was. As in a dump, the in-place call's input
   // (the alias) is captured before it writes and its output after.
-  at::Tensor p = at::ones({256});
+  at::Tensor p = at::ones({1024});  // more than a block: through the table
   EXPECT_EQ(stats_of(p).max.value, 1.0);
   for (float expected : {2.0f, 3.0f}) {
     at::Tensor alias = p.variable_data();
@@ -137,13 +143,64 @@ TEST(TensorStatistics, AnAliasWithAVersionCounterOfItsOwnIsNeverTakenForTheTenso
     EXPECT_EQ(stats_of(p).max.value, expected) << "p's version did not move, its elements did";
   }
   // The two counters are independent: equal numbers mean nothing across them.
-  at::Tensor q = at::ones({256});
+  at::Tensor q = at::ones({1024});
   EXPECT_EQ(stats_of(q).max.value, 1.0);
   const auto captured_at = q._version();
   q.add_(1.0f);  // not captured
   at::Tensor alias = q.variable_data();  // a counter of its own, from 0
   while (alias._version() < captured_at) alias.add_(0.0f);  // the same number, other elements
   EXPECT_EQ(stats_of(alias).max.value, 2.0);
+}
+
+TEST(TensorStatistics, ATensorOverAStorageSmallerThanABlockIsReadEachTime) {
+  // Writing through data_ptr moves no version: a tensor whose statistics came from the table would
+  // keep its old maximum. Below a block of the dtype's bytes, every read is a pass.
+  for (std::int64_t n : {1, 32, 511}) {
+    at::Tensor b = at::zeros({n});
+    EXPECT_EQ(stats_of(b).max.value, 0.0);
+    b.data_ptr<float>()[n - 1] = 3.0f;
+    EXPECT_EQ(stats_of(b).max.value, 3.0) << n << " elements";
+    EXPECT_EQ(stats_of(b.variable_data()).max.value, 3.0) << n << " elements, an alias";
+  }
+  // The size is the storage's, not the view's: a small view of a large storage is looked up (a
+  // `.data` alias of a slice of it must replace the entry its base's slice had, as it does).
+  at::Tensor big = at::zeros({1024});
+  at::Tensor head = big.slice(0, 0, 8);
+  EXPECT_EQ(stats_of(head).max.value, 0.0);
+  big.data_ptr<float>()[0] = 3.0f;
+  EXPECT_EQ(stats_of(head).max.value, 0.0) << "the entry of the unchanged version";
+  // 511 bfloat16 elements are 1,022 bytes, a block of bfloat16 1,024: read each time; 512 are not.
+  at::Tensor h = at::zeros({511}, at::kBFloat16);
+  EXPECT_EQ(stats_of(h).max.value, 0.0);
+  h.data_ptr<at::BFloat16>()[0] = at::BFloat16(2.0f);
+  EXPECT_EQ(stats_of(h).max.value, 2.0);
+  at::Tensor g = at::zeros({512}, at::kBFloat16);
+  EXPECT_EQ(stats_of(g).max.value, 0.0);
+  g.data_ptr<at::BFloat16>()[0] = at::BFloat16(2.0f);
+  EXPECT_EQ(stats_of(g).max.value, 0.0) << "a block of bfloat16: through the table";
+}
+
+TEST(TensorStatistics, ElementsWrittenWithoutAVersionAreReadAfreshAndNotKept) {
+  // Batch norm's running statistics change inside its kernel and keep their version
+  // (Reuse::never): an entry for them would answer with old values.
+  using acccheck::capture::Reuse;
+  auto never = [](const at::Tensor& t) {
+    acccheck::capture::Statistics s;
+    at::Tensor pending;
+    fill_statistics(t, s, &pending, false, Reuse::never);
+    return s;
+  };
+  at::Tensor running = at::zeros({1024});
+  EXPECT_EQ(stats_of(running).max.value, 0.0);  // an entry, as any capture makes
+  running.data_ptr<float>()[5] = 4.0f;          // the kernel's write: no version moves
+  EXPECT_EQ(stats_of(running).max.value, 0.0) << "the entry answers (which shows it is there)";
+  EXPECT_EQ(never(running).max.value, 4.0) << "read afresh, whatever the table holds";
+  running.data_ptr<float>()[6] = 5.0f;
+  EXPECT_EQ(stats_of(running).max.value, 5.0) << "the entry was dropped, and none kept";
+  running.data_ptr<float>()[7] = 6.0f;
+  EXPECT_EQ(never(running).max.value, 6.0);
+  running.data_ptr<float>()[8] = 7.0f;
+  EXPECT_EQ(stats_of(running).max.value, 7.0) << "Reuse::never keeps nothing";
 }
 
 TEST(TensorStatistics, AParametersStatisticsOutliveAStepOfOtherTensors) {

@@ -243,6 +243,39 @@ TEST_F(PythonDump, ThePythonCallSitesOfTheFirstStepAreLearntBeforeADumpedStep) {
   EXPECT_EQ(lines_after(r.out, "step 2 forward: "), std::vector<std::string>{"first_step_call 0 later_call 0"}) << r.out;
 }
 
+TEST_F(PythonDump, BatchNormsRunningStatisticsAreReadAfreshInEveryDumpedStep) {
+  // Batch norm writes running_mean / running_var in its kernel and leaves their versions: the
+  // statistics of a dumped step are those of its own elements, not of the first dumped step that
+  // met them (the reuse of unchanged statistics went by version, and repeated step 1's values).
+  const std::string script = fixture("python/batch_norm_running_stats.py");
+  TempDir dir;
+  auto r = dump({"--dump-path", dir / "d", "--step", "1", "3"}, {script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int step : {1, 3}) {
+    // "step N running means: <wide max> <wide min> <narrow max> <narrow min>"
+    const auto printed = lines_after(r.out, "step " + std::to_string(step) + " running means: ");
+    ASSERT_EQ(printed.size(), 1u) << r.out;
+    std::istringstream values(printed[0]);
+    double wide_max, wide_min, narrow_max, narrow_min;
+    ASSERT_TRUE(values >> wide_max >> wide_min >> narrow_max >> narrow_min) << printed[0];
+    std::map<std::string, std::pair<double, double>> running_mean;  // entry → (Max, Min)
+    read_dump_json(dir / ("d/step" + std::to_string(step) + "/rank/dump.json"), [](const DumpHeader&) {},
+                   [&](ApiRecord&& rec) {
+                     if (rec.op_name != "aten::native_batch_norm" || rec.direction != Direction::forward) return;
+                     ASSERT_GE(rec.args.size(), 4u) << rec.entry_name();
+                     const TensorSpec& t = rec.args[3].tensor;
+                     running_mean[rec.entry_name()] = {t.max.value, t.min.value};
+                   });
+    ASSERT_EQ(running_mean.size(), 2u) << "step " << step;
+    // float32 values: the dump's shortest digits and Python's repr name the same float.
+    auto f32 = [](double v) { return static_cast<float>(v); };
+    EXPECT_EQ(f32(running_mean["Aten.native_batch_norm.0.forward"].first), f32(wide_max)) << "step " << step;
+    EXPECT_EQ(f32(running_mean["Aten.native_batch_norm.0.forward"].second), f32(wide_min)) << "step " << step;
+    EXPECT_EQ(f32(running_mean["Aten.native_batch_norm.1.forward"].first), f32(narrow_max)) << "step " << step;
+    EXPECT_EQ(f32(running_mean["Aten.native_batch_norm.1.forward"].second), f32(narrow_min)) << "step " << step;
+  }
+}
+
 TEST_F(PythonDump, DataLoaderWorkersNeitherHangNorTouchTheDump) {
   TempDir dir;
   auto r = dump({"--dump-path", dir / "a", "--step", "1"}, {kTransformer, "--workers", "2"});
@@ -371,7 +404,9 @@ TEST_F(PythonDump, TheCallsOfRealModelsAreJudgedOnBothDevices) {
   for (const auto& row : read_csv_records(dir / "cmp2/api_precision_compare_result_20260101000002.csv")) judged[row[0]] = row;
   EXPECT_EQ(judged["Aten.convolution.0"][1], "error") << ::testing::PrintToString(judged["Aten.convolution.0"]);
   for (const auto& [api, row] : judged)
-    if (api != "Aten.convolution.0" && api != "API Name") EXPECT_NE(row[1], "error") << api << " flagged by a fault elsewhere";
+    if (api != "Aten.convolution.0" && api != "API Name") {
+      EXPECT_NE(row[1], "error") << api << " flagged by a fault elsewhere";
+    }
 }
 
 // The dtypes LibTorch 2.x added: named as Python names them in the dump, their .pt files readable by
