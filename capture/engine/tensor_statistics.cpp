@@ -204,38 +204,39 @@ bool cacheable(const at::Tensor& t) {
 
 const at::TensorBase& root_of(const at::Tensor& t) { return t.is_view() ? t._base() : t; }
 
+// The way of `set` holding `data`'s entry (one entry per data pointer), or kWays.
+std::size_t way_holding(const StatisticsCache& k, std::size_t set, const void* data) {
+  for (std::size_t w = 0; w < kWays; ++w)
+    if (k.data[set][w] == data) return w;
+  return kWays;
+}
+
+// cached, remember and forget: for tensors cacheable() accepts.
 const CachedStatistics* cached(const at::Tensor& t) {
-  if (!cacheable(t)) return nullptr;
   const void* data = t.data_ptr();
   StatisticsCache& k = cache();
   const std::size_t set = set_of(data);
-  for (std::size_t w = 0; w < kWays; ++w) {
-    if (k.data[set][w] != data) continue;
-    const CachedStatistics& c = k.entries[set][w];
-    if (c.numel == t.numel() && c.dtype == t.scalar_type() && !c.root.expired() &&
-        c.root_ptr == root_of(t).unsafeGetTensorImpl() && c.version == static_cast<std::int64_t>(t._version())) {
-      k.last_use[set][w] = ++k.clock;
-      return &c;
-    }
-    return nullptr;  // one entry per data pointer
-  }
-  return nullptr;
+  const std::size_t w = way_holding(k, set, data);
+  if (w == kWays) return nullptr;
+  const CachedStatistics& c = k.entries[set][w];
+  if (c.numel != t.numel() || c.dtype != t.scalar_type() || c.root.expired() ||
+      c.root_ptr != root_of(t).unsafeGetTensorImpl() || c.version != static_cast<std::int64_t>(t._version()))
+    return nullptr;
+  k.last_use[set][w] = ++k.clock;
+  return &c;
 }
 
 // The entry for these elements (whoever's they were: the newest capture supersedes), else the
 // set's least recently used.
 void remember(const at::Tensor& t, const Statistics& spec) {
-  if (!cacheable(t)) return;
   StatisticsCache& k = cache();
   const void* data = t.data_ptr();
   const std::size_t set = set_of(data);
-  std::size_t way = 0;
-  for (std::size_t w = 0; w < kWays; ++w) {
-    if (k.data[set][w] == data) {
-      way = w;
-      break;
-    }
-    if (k.last_use[set][w] < k.last_use[set][way]) way = w;
+  std::size_t way = way_holding(k, set, data);
+  if (way == kWays) {
+    way = 0;
+    for (std::size_t w = 1; w < kWays; ++w)
+      if (k.last_use[set][w] < k.last_use[set][way]) way = w;
   }
   k.last_use[set][way] = ++k.clock;
   CachedStatistics& c = k.entries[set][way];
@@ -251,17 +252,14 @@ void remember(const at::Tensor& t, const Statistics& spec) {
 
 // No entry for t's data pointer any more (its elements may change unseen by their version).
 void forget(const at::Tensor& t) {
-  if (!cacheable(t)) return;
   StatisticsCache& k = cache();
   const void* data = t.data_ptr();
   const std::size_t set = set_of(data);
-  for (std::size_t w = 0; w < kWays; ++w) {
-    if (k.data[set][w] != data) continue;
-    k.data[set][w] = nullptr;
-    k.entries[set][w].root = c10::weak_intrusive_ptr<c10::TensorImpl>(c10::intrusive_ptr<c10::TensorImpl>());
-    k.entries[set][w].root_ptr = nullptr;
-    return;
-  }
+  const std::size_t w = way_holding(k, set, data);
+  if (w == kWays) return;
+  k.data[set][w] = nullptr;
+  k.entries[set][w].root = c10::weak_intrusive_ptr<c10::TensorImpl>(c10::intrusive_ptr<c10::TensorImpl>());
+  k.entries[set][w].root_ptr = nullptr;
 }
 
 // The same statistic four times, in four stores: a chained `a = b = c = d = s` read back what it had
@@ -310,8 +308,8 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending,
     set_all(spec, s);
     return;
   }
-  const bool reusable = reuse == Reuse::allowed;
-  if (const CachedStatistics* hit = reusable ? cached(t) : nullptr) {
+  const bool in_table = cacheable(t), reusable = reuse == Reuse::allowed;
+  if (const CachedStatistics* hit = in_table && reusable ? cached(t) : nullptr) {
     spec = hit->stats;
     return;
   }
@@ -327,17 +325,15 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending,
   double n = static_cast<double>(c.numel());
   at::ScalarType rt = integral || c.scalar_type() == at::kDouble ? at::kFloat : c.scalar_type();
   if (a.nan) {
-    double nan = std::numeric_limits<double>::quiet_NaN();
-    set_all(spec, float32_statistic(nan));
-    reusable ? remember(t, spec) : forget(t);
-    return;
+    set_all(spec, float32_statistic(std::numeric_limits<double>::quiet_NaN()));
+  } else {
+    spec.max = float32_statistic(round_to(at::kFloat, a.max));
+    spec.min = float32_statistic(round_to(at::kFloat, a.min));
+    spec.mean = float32_statistic(round_to(rt, a.sum / n));
+    spec.norm = float32_statistic(round_to(rt, std::sqrt(a.sumsq)));
+    if (t.is_complex()) spec.norm = HeldStatistic{};  // msprobe: no norm for complex tensors
   }
-  spec.max = float32_statistic(round_to(at::kFloat, a.max));
-  spec.min = float32_statistic(round_to(at::kFloat, a.min));
-  spec.mean = float32_statistic(round_to(rt, a.sum / n));
-  spec.norm = float32_statistic(round_to(rt, std::sqrt(a.sumsq)));
-  if (t.is_complex()) spec.norm = HeldStatistic{};  // msprobe: no norm for complex tensors
-  reusable ? remember(t, spec) : forget(t);
+  if (in_table) reusable ? remember(t, spec) : forget(t);
 }
 
 void prepare_statistics_cache() { cache(); }
