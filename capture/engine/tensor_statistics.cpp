@@ -80,18 +80,18 @@ void gather_rows(const E* base, c10::IntArrayRef sizes, c10::IntArrayRef strides
   }
 }
 
-// The statistics' pass over a tensor that is not dense (a read_in_place dtype, at least one
-// element, one dimension or more). The copy stays on this thread for the next one; one of more than
-// 16 MiB is given back.
-Accumulated accumulate_gathered(const at::Tensor& t) {
-  thread_local std::vector<std::uint64_t> scratch;  // 8-byte aligned for every dtype
-  const std::int64_t n = t.numel();
+// The elements of a CPU tensor that is not dense (one of at least one element and one dimension,
+// whose dtype is read in place or bool) in row-major order, in a per-thread buffer that stays for
+// the next one; release_gathered() gives back one of more than 16 MiB.
+thread_local std::vector<std::uint64_t> t_gathered;  // 8-byte aligned for every dtype
+
+const void* gather_in_place(const at::Tensor& t) {
   const std::size_t item = t.element_size();
-  scratch.resize((static_cast<std::size_t>(n) * item + 7) / 8);
+  t_gathered.resize((static_cast<std::size_t>(t.numel()) * item + 7) / 8);
   // Elements are moved as unsigned integers of their size: a copy, whatever the dtype.
   auto gather = [&](auto element) {
     using E = decltype(element);
-    gather_rows(static_cast<const E*>(t.data_ptr()), t.sizes(), t.strides(), reinterpret_cast<E*>(scratch.data()));
+    gather_rows(static_cast<const E*>(t.data_ptr()), t.sizes(), t.strides(), reinterpret_cast<E*>(t_gathered.data()));
   };
   switch (item) {
     case 1: gather(std::uint8_t{}); break;
@@ -99,9 +99,39 @@ Accumulated accumulate_gathered(const at::Tensor& t) {
     case 4: gather(std::uint32_t{}); break;
     default: gather(std::uint64_t{}); break;
   }
-  Accumulated a = accumulate_elements(t.scalar_type(), scratch.data(), n);
-  if (scratch.size() * 8 > (std::size_t{16} << 20)) std::vector<std::uint64_t>().swap(scratch);
+  return t_gathered.data();
+}
+
+void release_gathered() {
+  if (t_gathered.size() * 8 > (std::size_t{16} << 20)) std::vector<std::uint64_t>().swap(t_gathered);
+}
+
+// The statistics' pass over a tensor that is not dense (a read_in_place dtype, at least one
+// element, one dimension or more).
+Accumulated accumulate_gathered(const at::Tensor& t) {
+  Accumulated a = accumulate_elements(t.scalar_type(), gather_in_place(t), t.numel());
+  release_gathered();
   return a;
+}
+
+// x.any() and x.all() of a CPU bool tensor, from its bytes: a byte that is not 0 is true, as it is
+// for the operators. Through them, each bool tensor cost two operators, their results' items and
+// their TensorIterators, under a RecordFunction guard whose switching made LibTorch 2.13 rebuild the
+// thread's callbacks twice: the ~20 masks a step of LibTorch 2.13's TransformerEncoder checks
+// (aten::all, tril, where, isneginf) spent more in that than in all their other statistics.
+struct AnyAll {
+  bool any, all;
+};
+AnyAll any_all(const at::Tensor& x) {
+  const std::int64_t n = x.numel();
+  const auto* b = static_cast<const std::uint8_t*>(x.is_non_overlapping_and_dense() ? x.data_ptr() : gather_in_place(x));
+  bool any = false, all = true;
+  for (std::int64_t i = 0; i < n; ++i) {
+    any |= b[i] != 0;
+    all &= b[i] != 0;
+  }
+  release_gathered();
+  return {any, all};
 }
 
 // Every statistic of a floating tensor is a float32 value (reduced in float32, or rounded to it as
@@ -118,8 +148,10 @@ double round_to(at::ScalarType t, double v) {
 }
 
 // Statistics of this tensor are read from its memory, with no operator (the common case; a tensor
-// that is not dense is gathered in place, accumulate_gathered).
-bool without_operators(const at::Tensor& t) { return t.is_cpu() && read_in_place(t.scalar_type()); }
+// that is not dense is gathered in place, accumulate_gathered; a bool one is scanned, any_all).
+bool without_operators(const at::Tensor& t) {
+  return t.is_cpu() && (read_in_place(t.scalar_type()) || t.scalar_type() == at::kBool);
+}
 
 bool no_data(const at::Tensor& t) {
   return !t.defined() || t.numel() == 0 || t.is_meta() || !t.has_storage() || !t.storage().data();
@@ -296,9 +328,9 @@ void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending,
     return;
   }
   if (x.scalar_type() == at::kBool) {
-    bool any = x.any().item<bool>(), all = x.all().item<bool>();
-    spec.max = {Statistic::Kind::boolean, any ? 1.0 : 0.0};
-    spec.min = {Statistic::Kind::boolean, all ? 1.0 : 0.0};
+    const AnyAll b = any_all(x);
+    spec.max = {Statistic::Kind::boolean, b.any ? 1.0 : 0.0};
+    spec.min = {Statistic::Kind::boolean, b.all ? 1.0 : 0.0};
     return;
   }
   bool integral = at::isIntegralType(x.scalar_type(), /*includeBool=*/false);

@@ -307,3 +307,47 @@ TEST(TensorStatistics, NotDenseIsReadInPlaceAsItsContiguousCopy) {
   EXPECT_TRUE(std::isnan(stats_of(f.slice(1, 0, 130, 2)).mean.value));
   EXPECT_FALSE(std::isnan(stats_of(f.slice(1, 1, 130, 2)).mean.value));
 }
+
+// A bool tensor's Max and Min are its any() and all(), read from its bytes: the same as the
+// operators give for dense, transposed, sliced, expanded and 0-d tensors and for bytes other than
+// 0 and 1 (true, for both), with no operator run (they fail under a guard excluding every key).
+TEST(TensorStatistics, BoolTensorsAreScannedWithoutAnOperator) {
+  at::Tensor columns = at::zeros({40, 70}, at::kBool);
+  columns.slice(1, 0, 70, 2).fill_(true);  // even columns true, odd ones false
+  at::Tensor big = at::zeros({3000}, at::kBool);
+  big[2999] = true;
+  const std::vector<std::pair<std::string, at::Tensor>> cases = {
+      {"mixed", at::tensor({1, 0, 1}, at::kInt).to(at::kBool)},
+      {"all true", at::ones({129}, at::kBool)},
+      {"all false", at::zeros({129}, at::kBool)},
+      {"0-d true", at::scalar_tensor(1, at::kBool)},
+      {"0-d false", at::scalar_tensor(0, at::kBool)},
+      {"transposed", columns.t()},
+      {"even columns (all true, not dense)", columns.slice(1, 0, 70, 2)},
+      {"odd columns (all false, not dense)", columns.slice(1, 1, 70, 2)},
+      {"expanded", columns.select(0, 3).unsqueeze(0).expand({5, 70})},
+      {"one true element at the end", big},
+      {"bytes 0 and 2", at::tensor({0, 2}, at::kByte).view(at::kBool)},
+      {"bytes 2 and 3", at::tensor({2, 3}, at::kByte).view(at::kBool)},
+  };
+  for (const auto& [name, t] : cases) {
+    const bool any = t.any().item<bool>(), all = t.all().item<bool>();
+    acccheck::capture::Statistics s;
+    at::Tensor pending;
+    {
+      c10::impl::ExcludeDispatchKeyGuard no_operator(c10::DispatchKeySet(c10::DispatchKeySet::FULL));
+      ASSERT_THROW((void)t.any(), c10::Error) << "the guard must make an operator fail";
+      ASSERT_NO_THROW(fill_statistics(t, s, &pending)) << name << ": an operator ran";
+    }
+    EXPECT_EQ(s.max.kind, Statistic::Kind::boolean) << name;
+    EXPECT_EQ(s.max.value, any ? 1.0 : 0.0) << name << " (any)";
+    EXPECT_EQ(s.min.kind, Statistic::Kind::boolean) << name;
+    EXPECT_EQ(s.min.value, all ? 1.0 : 0.0) << name << " (all)";
+    EXPECT_FALSE(s.mean.present()) << name;
+    EXPECT_FALSE(s.norm.present()) << name;
+  }
+  // The operators themselves, for the cases above that decide something.
+  EXPECT_TRUE(columns.slice(1, 0, 70, 2).all().item<bool>());
+  EXPECT_FALSE(columns.slice(1, 1, 70, 2).any().item<bool>());
+  EXPECT_TRUE(at::tensor({2, 3}, at::kByte).view(at::kBool).all().item<bool>());
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Dumped steps against the plain script, several builds or settings interleaved (issue 24 item 11):
+# each round runs tests/models/train_model.py once without the tool and once per variant with
+# `--step 5 6 7` (12-step runs, default stacks), and takes the mean of the dumped steps 5–7 ÷ the
+# mean of the plain run's steps 5–7. The median over the rounds is reported per variant, with the
+# rounds' range: three dumped steps a run and a plain run in every round make this steadier than
+# one step's time (a single step moves by ±0.2 from run to run on this project's VM).
+# Usage: [PYTHON=...] bench/dumped_step_ab.sh MODEL[:DTYPE] ROUNDS VARIANT...
+# VARIANT: BUILD[,NAME=VALUE[ NAME=VALUE...]] — a folder holding `acccheck` (a build tree, or a
+# copy of acccheck, libacccheck_preload.so and plugins/) and, after a comma, environment settings for
+# that variant's runs (a temporary build's switches, GLIBC_TUNABLES, ...).
+# PYTHON: the interpreter whose torch is the builds' LibTorch (/usr/bin/python3 — Debian's
+# python3-torch and python3-torchvision — by default). One intra-op thread, as in corpus_dump_bench.sh.
+set -euo pipefail
+model=${1:?model}
+rounds=${2:?rounds}
+shift 2
+[ $# -ge 1 ] || { echo "usage: $0 MODEL[:DTYPE] ROUNDS VARIANT..." >&2; exit 2; }
+name=${model%%:*}
+dtype=${model##*:}
+[ "$dtype" = "$model" ] && dtype=fp32
+python=${PYTHON:-/usr/bin/python3}
+script="$(cd "$(dirname "$0")/.." && pwd)/tests/models/train_model.py"
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# "step N time T ms" lines → the mean time of steps 5–7.
+steps_5_to_7() {
+  sed -n 's/^step \([0-9]*\) time \([0-9.]*\) ms/\1 \2/p' |
+    awk '$1 >= 5 && $1 <= 7 { s += $2; n++ } END { if (n == 3) printf "%.4f\n", s / n; else print "nan" }'
+}
+args=("$script" "$name" --dtype "$dtype" --steps 12 --time --print-steps)
+
+for round in $(seq "$rounds"); do
+  plain=$("$python" -W ignore "${args[@]}" 2>/dev/null | steps_5_to_7)
+  i=0
+  for v in "$@"; do
+    i=$((i + 1))
+    build=${v%%,*}
+    settings=()
+    [ "$build" != "$v" ] && read -r -a settings <<< "${v#*,}"
+    rm -rf "$work/d"
+    dumped=$(env "${settings[@]}" "$build/acccheck" dump --dump-path "$work/d" --step 5 6 7 -- \
+      "$python" -W ignore "${args[@]}" 2>/dev/null | steps_5_to_7)
+    awk -v i="$i" -v d="$dumped" -v p="$plain" 'BEGIN { printf "%d %.4f\n", i, d / p }' >> "$work/ratios"
+  done
+  echo "round $round done" >&2
+done
+
+i=0
+for v in "$@"; do
+  i=$((i + 1))
+  awk -v i="$i" '$1 == i { print $2 }' "$work/ratios" | sort -g |
+    awk -v v="$v" -v m="$model" '{ a[NR] = $1 } END {
+      med = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+      printf "%s dumped steps 5-7 / plain: %.3fx (rounds %.3f-%.3f, %d rounds)  %s\n", m, med, a[1], a[NR], NR, v }'
+done
