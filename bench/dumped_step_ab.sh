@@ -12,18 +12,11 @@
 # PYTHON: the interpreter whose torch is the builds' LibTorch (/usr/bin/python3 — Debian's
 # python3-torch and python3-torchvision — by default). One intra-op thread, as in corpus_dump_bench.sh.
 set -euo pipefail
-model=${1:?model}
+. "$(dirname "$0")/model_bench_setup.sh"
+model_bench_setup "${1:?model}"
 rounds=${2:?rounds}
 shift 2
 [ $# -ge 1 ] || { echo "usage: $0 MODEL[:DTYPE] ROUNDS VARIANT..." >&2; exit 2; }
-name=${model%%:*}
-dtype=${model##*:}
-[ "$dtype" = "$model" ] && dtype=fp32
-python=${PYTHON:-/usr/bin/python3}
-script="$(cd "$(dirname "$0")/.." && pwd)/tests/models/train_model.py"
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 # "step N time T ms" lines → the mean time of steps 5–7.
 steps_5_to_7() {

@@ -10,18 +10,11 @@
 # Debian's python3-torch and python3-torchvision — by default). One intra-op thread, as in
 # corpus_dump_bench.sh.
 set -euo pipefail
-model=${1:?model}
+. "$(dirname "$0")/model_bench_setup.sh"
+model_bench_setup "${1:?model}"
 rounds=${2:-21}
 a=${3:?build A}
 b=${4:?build B}
-name=${model%%:*}
-dtype=${model##*:}
-[ "$dtype" = "$model" ] && dtype=fp32
-python=${PYTHON:-/usr/bin/python3}
-script="$(cd "$(dirname "$0")/.." && pwd)/tests/models/train_model.py"
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 first_ratio() {
   rm -rf "$work/d"
