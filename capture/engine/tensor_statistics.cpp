@@ -308,13 +308,14 @@ void set_all(Statistics& spec, HeldStatistic s) {
 void fill_statistics(const at::Tensor& t, Statistics& spec, at::Tensor* pending, bool zeros, Reuse reuse) {
   set_all(spec, HeldStatistic{});
   if (no_data(t)) return;
-  // The tool's own operators (complex, bool, device, non-dense tensors, other dtypes): no profiler
-  // sees them. The engine runs this with the capture key excluded, so they are never entries.
+  // The tool's own operators (complex and device tensors, dtypes neither read in place nor bool): no
+  // profiler sees them. The engine runs this with the capture key excluded, so they are never entries.
   std::optional<at::RecordFunctionGuard> unseen;
   if (!without_operators(t)) unseen.emplace(false);
   // References, not copies: a tensor copy is two locked instructions on its reference count, each
   // waiting until the record's stores before it have reached the cache. A new tensor only where the
-  // elements cannot be read as they are (complex: their absolute values; not dense: a copy).
+  // elements cannot be read as they are (complex: their absolute values; not dense and of a dtype not
+  // read in place: a copy).
   at::Tensor made, dense;
   const at::Tensor& x = t.is_complex() ? (made = t.abs()) : t;
   if (!x.is_cpu()) {

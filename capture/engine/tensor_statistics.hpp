@@ -33,9 +33,9 @@ struct Statistics {
 // read back here (no host sync on the training thread); the four values are computed on the device
 // into a 4-element float tensor returned in `pending`, which the writer thread copies to the host
 // and applies with apply_pending_statistics(). Statistics the rules leave empty stay null. The
-// operators some tensors need (complex, bool, device, non-dense, other dtypes) go through the
-// dispatcher: the engine runs this with the capture key excluded (capture_mode.hpp, ToolCalls), so
-// they are never entries, and under a RecordFunction guard, so no profiler sees them.
+// operators some tensors need (complex and device tensors, dtypes neither read in place nor bool)
+// go through the dispatcher: the engine runs this with the capture key excluded (capture_mode.hpp,
+// ToolCalls), so they are never entries, and under a RecordFunction guard, so no profiler sees them.
 //
 // `zeros`: the caller knows every element is zero (the output of aten::zero_ — optimizers zero
 // every gradient each step, megabytes of them in a CNN): the statistics are what the pass over
