@@ -19,6 +19,7 @@ void CapturedRecord::clear() {
   tensors.clear();
   stack.frames.clear();
   stack.python.clear();
+  stack.interned_python = nullptr;
   has_stack = false;
   tensor_specs = 0;
 }

@@ -18,7 +18,7 @@ std::uint64_t RawStack::hash() const {
     h ^= reinterpret_cast<std::uintptr_t>(f);
     h *= 1099511628211ull;
   }
-  for (const PythonFrame& f : python) {
+  for (const PythonFrame& f : python_frames()) {
     h ^= reinterpret_cast<std::uintptr_t>(f.code) + (static_cast<std::uint64_t>(static_cast<std::uint32_t>(f.offset)) << 32) +
          static_cast<std::uint32_t>(f.line);
     h *= 1099511628211ull;
@@ -114,12 +114,13 @@ SourceCache& sources() {
 
 std::vector<std::string> describe_stack(const RawStack& stack, bool full) {
   std::vector<std::string> lines;
-  for (const PythonFrame& f : stack.python) {
+  const PythonFrames& python = stack.python_frames();
+  for (const PythonFrame& f : python) {
     const int line = f.line_number();
     lines.push_back("File " + f.code->file() + ", line " + std::to_string(line) + ", in " + f.code->name() + ", \n " +
                     sources().line(f.code->file(), static_cast<std::size_t>(std::max(line, 0))));
   }
-  if (!stack.python.empty()) return lines;
+  if (!python.empty()) return lines;
   for (void* addr : stack.frames) {
     Dl_info info{};
     if (!::dladdr(addr, &info) || !info.dli_fname) continue;

@@ -331,9 +331,10 @@ bool capture_inputs(State& s, const OpInfo& info, c10::ArrayRef<const c10::IValu
     if (mode != core::StackMode::off) {
       RawStack& st = c.stack;
       // Python frames for calls made from Python (forward only: backward runs on autograd threads).
-      if (mode != core::StackMode::raw && !in_backward) capture_python_stack(st.python);
-      if (st.python.empty() && mode != core::StackMode::python) capture_raw_stack(st.frames);
-      c.has_stack = !st.python.empty() || !st.frames.empty();
+      if (mode != core::StackMode::raw && !in_backward) st.interned_python = capture_python_stack(st.python);
+      const bool python = !st.python_frames().empty();
+      if (!python && mode != core::StackMode::python) capture_raw_stack(st.frames);
+      c.has_stack = python || !st.frames.empty();
     }
     return true;
   } catch (const std::exception& e) {

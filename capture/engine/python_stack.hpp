@@ -65,14 +65,20 @@ struct PythonFrame {
 
 using PythonFrames = std::vector<PythonFrame>;  // innermost first
 
-// Frames of the calling thread's Python stack into `frames`, innermost first (at most `max_frames`);
-// empty when this is not a Python process, the thread has no Python state, or the interpreter is
-// going away. Into the caller's vector: a recycled record's keeps its memory.
+// The calling thread's Python stack, innermost first (at most kPythonStackFrames frames); none when
+// this is not a Python process, the thread has no Python state, or the interpreter is going away.
+// Where frames are read from the interpreter's records, the stack comes interned: the same stack
+// (the same code objects at the same instructions) gives the same frames, made on the first meeting
+// and kept, unchanged, for the process's life — returned, for a record to hold the pointer (any
+// thread reads the frames once it has been handed it), with `frames` left empty. Otherwise (the C
+// API's walk, or no room for the stack) null, and the frames are in `frames`: into the caller's
+// vector, so that a recycled record's keeps its memory.
 constexpr std::size_t kPythonStackFrames = 32;
-void capture_python_stack(PythonFrames& frames, std::size_t max_frames = kPythonStackFrames);
+const PythonFrames* capture_python_stack(PythonFrames& frames);
 // Reads the calling thread's Python frames and drops them: the frame table learns the call sites
 // (code object, instruction offset → names and line: a code object's names and line table are read
-// with the GIL held the first time) outside a dumped step. Any thread.
+// with the GIL held the first time), and the table of stacks its stacks, outside a dumped step.
+// Any thread.
 void learn_python_call_sites();
 // Looks up Python's C API and makes the frame table now, when the process already has an interpreter
 // (the engine's set-up), so the first dumped step does not.

@@ -98,14 +98,16 @@ TEST_F(PythonDump, PythonOnlyStacks) {
 // CPython 3.11's frames are read from the interpreter's own frame records (interpreter_frames.hpp)
 // unless ACCCHECK_PYTHON_FRAMES=api: both walks give the same stack.json for every shape of stack
 // (a generator, a closure, lambdas, a method, a name that is not ASCII, calls back from C, recursion
-// past the 32 frames kept, a second thread).
+// past the 32 frames kept, a second thread). The script's loop runs twice (one step: no backward
+// pass), so the frame records' walk meets each stack again and takes it from its thread's table of
+// interned stacks (python_stack.hpp) — the same frames as the C API's walk of that second call.
 TEST_F(PythonDump, InterpreterFramesAreTheFramesTheCApiGives) {
   const bool python311 = test::shell_output(kPython + " -c 'import sys; print(sys.version_info[:2] == (3, 11))'") == "True\n";
   TempDir dir;
   const std::string script = fixture("python/stack_shapes.py");
   std::map<std::string, std::string> stacks;
   for (const char* way : {"api", "interpreter"}) {
-    auto r = run_acccheck({"dump", "--dump-path", dir / way, "--step", "0", "--", kPython, script, "1"},
+    auto r = run_acccheck({"dump", "--dump-path", dir / way, "--step", "0", "--", kPython, script, "2"},
                           std::string("ACCCHECK_PYTHON_FRAMES=") + way);
     ASSERT_EQ(r.exit_code, 0) << way << ": " << r.err;
     const bool refused = r.err.find("ACCCHECK_PYTHON_FRAMES=interpreter: the interpreter's frames are not read here: ") !=
@@ -131,15 +133,29 @@ TEST_F(PythonDump, InterpreterFramesAreTheFramesTheCApiGives) {
     EXPECT_NE(s.find(site), std::string::npos) << site << "\n" << s.substr(0, 3000);
   // The recursion: 32 frames kept, all but the innermost `return deep(n - 1, t)`.
   auto entries = acccheck::read_stack_json(dir / "api/step0/rank/stack.json");
-  bool deep_seen = false;
+  std::size_t deep_seen = 0;
   for (const auto& [entry, lines] : entries)
     if (!lines.empty() && lines.front().find("return torch.tanh(t)") != std::string::npos) {
-      deep_seen = true;
+      ++deep_seen;
       EXPECT_EQ(lines.size(), 32u) << entry;
       EXPECT_NE(lines.back().find("return deep(n - 1, t)"), std::string::npos) << lines.back();
     }
-  EXPECT_TRUE(deep_seen);
+  EXPECT_EQ(deep_seen, 2u) << "one tanh a pass of the loop";
   EXPECT_EQ(stacks["interpreter"], s);
+  // The loop's second pass met the first pass's stacks: the same frames, line for line.
+  const auto interned = acccheck::read_stack_json(dir / "interpreter/step0/rank/stack.json");
+  auto lines_of = [&](const std::string& entry) {
+    for (const auto& [name, lines] : interned)
+      if (name == entry) return lines;
+    ADD_FAILURE() << entry << " not in stack.json";
+    return std::vector<std::string>{};
+  };
+  for (const std::string op : {"Aten.tanh", "Aten.mm", "Aten.neg", "Aten.sigmoid", "Aten.relu"}) {
+    const std::string again = op + (op == "Aten.mm" ? ".2.forward" : ".1.forward");  // two mm a pass
+    const auto lines = lines_of(op + ".0.forward");
+    EXPECT_FALSE(lines.empty()) << op;
+    EXPECT_EQ(lines, lines_of(again)) << again;
+  }
 }
 
 TEST_F(PythonDump, AnUnknownPythonFramesChoiceIsNamedAndTheDefaultUsed) {
