@@ -259,8 +259,7 @@ void for_each_api_frame(const PythonApi& py, void* thread, Visit visit) {
   if (frame) py.decref(frame);
 }
 
-void read_api_frames(const PythonApi& py, void* thread, PythonFrames& frames, std::size_t max_frames) {
-  if (max_frames == 0) return;
+void read_api_frames(const PythonApi& py, void* thread, PythonFrames& frames) {
   for_each_api_frame(py, thread, [&](void* frame, void* code) {
     if (!code) return true;
     if (!py.frame_lasti) {
@@ -271,7 +270,7 @@ void read_api_frames(const PythonApi& py, void* thread, PythonFrames& frames, st
       frames.push_back(e ? PythonFrame{e->names, lasti, e->line}
                          : new_frame(py, code, lasti, false, [&] { return py.frame_line(frame); }));
     }
-    return frames.size() < max_frames;
+    return frames.size() < kPythonStackFrames;
   });
 }
 
@@ -298,9 +297,9 @@ class Gil {
 
 // The interpreter's own frame records (interpreter_frames.hpp), without the GIL while every call
 // site is in the table. Only the calling thread changes its own frames, and it is here.
-void read_interpreter_frames(const PythonApi& py, const void* thread, PythonFrames& frames, std::size_t max_frames) {
+void read_interpreter_frames(const PythonApi& py, const void* thread, PythonFrames& frames) {
   Gil gil(py);  // only if a frame needs it: a call site met for the first time
-  for (const void* f = innermost_interpreter_frame(thread); f && frames.size() < max_frames;
+  for (const void* f = innermost_interpreter_frame(thread); f && frames.size() < kPythonStackFrames;
        f = outer_interpreter_frame(f)) {
     void* code = interpreter_frame_code(f);
     const int lasti = interpreter_frame_offset(f);
@@ -529,10 +528,10 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 }
 
 // The hash of the calling thread's stack as read_interpreter_frames walks it, and its depth.
-std::uint64_t walk_hash(const void* thread, std::size_t max_frames, std::size_t& depth) {
+std::uint64_t walk_hash(const void* thread, std::size_t& depth) {
   std::uint64_t h = 0x243F6A8885A308D3ull;
   depth = 0;
-  for (const void* f = innermost_interpreter_frame(thread); f && depth < max_frames; f = outer_interpreter_frame(f)) {
+  for (const void* f = innermost_interpreter_frame(thread); f && depth < kPythonStackFrames; f = outer_interpreter_frame(f)) {
     h = mix(h, reinterpret_cast<std::uintptr_t>(interpreter_frame_code(f)));
     h = mix(h, static_cast<std::uint64_t>(static_cast<std::uint32_t>(interpreter_frame_offset(f))));
     ++depth;
@@ -541,10 +540,9 @@ std::uint64_t walk_hash(const void* thread, std::size_t max_frames, std::size_t&
 }
 
 // The stack interned (null: not — no frames, a full neighbourhood —, `frames` then holds it).
-const PythonFrames* interned_interpreter_frames(const PythonApi& py, const void* thread, PythonFrames& frames,
-                                                std::size_t max_frames) {
+const PythonFrames* interned_interpreter_frames(const PythonApi& py, const void* thread, PythonFrames& frames) {
   std::size_t depth = 0;
-  const std::uint64_t h = walk_hash(thread, max_frames, depth);
+  const std::uint64_t h = walk_hash(thread, depth);
   if (depth == 0) return nullptr;
   std::atomic<const InternedStack*>* slots = stack_slots();
   std::size_t k = 0;
@@ -553,7 +551,7 @@ const PythonFrames* interned_interpreter_frames(const PythonApi& py, const void*
     if (!e) break;
     if (e->hash == h) return &e->frames;
   }
-  read_interpreter_frames(py, thread, frames, max_frames);
+  read_interpreter_frames(py, thread, frames);
   if (k == kStackProbes || frames.size() != depth) return nullptr;
   auto* made = new InternedStack{h, frames};
   for (; k < kStackProbes; ++k) {
@@ -583,11 +581,11 @@ const PythonFrames* capture_python_stack(PythonFrames& frames) {
   void* thread = py.this_thread_state();
   if (!thread) return nullptr;
   if (g_frame_source.load(std::memory_order_acquire) == FrameSource::interpreter)
-    return interned_interpreter_frames(py, thread, frames, kPythonStackFrames);
+    return interned_interpreter_frames(py, thread, frames);
   Gil gil(py);
   gil.hold();
   decide_frame_source(py, thread);
-  read_api_frames(py, thread, frames, kPythonStackFrames);
+  read_api_frames(py, thread, frames);
   return nullptr;
 }
 
