@@ -4,7 +4,10 @@
 # `--step 5 6 7` (12-step runs, default stacks), and takes the mean of the dumped steps 5–7 ÷ the
 # mean of the plain run's steps 5–7. The median over the rounds is reported per variant, with the
 # rounds' range: three dumped steps a run and a plain run in every round make this steadier than
-# one step's time (a single step moves by ±0.2 from run to run on this project's VM).
+# one step's time (a single step moves by ±0.2 from run to run on this project's VM). With two
+# variants or more, each one's ratio over the first variant's in the same round is also reported
+# (the median over the rounds): the two runs of a round share the VM's period, so this paired
+# figure tells differences of ~0.02x apart in 25–31 rounds where the medians' ranges overlap.
 # Usage: [PYTHON=...] bench/dumped_step_ab.sh MODEL[:DTYPE] ROUNDS VARIANT...
 # VARIANT: BUILD[,NAME=VALUE[ NAME=VALUE...]] — a folder holding `acccheck` (a build tree, or a
 # copy of acccheck, libacccheck_preload.so and plugins/) and, after a comma, environment settings for
@@ -49,3 +52,11 @@ for v in "$@"; do
       med = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
       printf "%s dumped steps 5-7 / plain: %.3fx (rounds %.3f-%.3f, %d rounds)  %s\n", m, med, a[1], a[NR], NR, v }'
 done
+# Paired: variant i's ratio ÷ variant 1's in the same round.
+awk '{ r[$1][++n[$1]] = $2 } END {
+  for (v = 2; v in n; v++) {
+    for (k = 1; k <= n[v]; k++) p[k] = r[v][k] / r[1][k]
+    c = asort(p)
+    printf "variant %d / variant 1, paired (the same round): median %.4f over %d rounds\n", v, c % 2 ? p[(c + 1) / 2] : (p[c / 2] + p[c / 2 + 1]) / 2, c
+    delete p
+  } }' "$work/ratios"

@@ -8,20 +8,22 @@
 namespace acccheck::capture {
 
 void CapturedRecord::clear() {
-  step = 0;
   op = nullptr;
+  step = 0;
   call = 0;
+  tensor_specs = 0;
   direction = Direction::forward;
+  has_stack = false;
   values.clear();
   dims.clear();
+  stack.interned_python = nullptr;
+  if (!side_used) return;
+  side_used = false;
+  stack.frames.clear();
+  stack.python.clear();
   strings.clear();
   pending_statistics.clear();
   tensors.clear();
-  stack.frames.clear();
-  stack.python.clear();
-  stack.interned_python = nullptr;
-  has_stack = false;
-  tensor_specs = 0;
 }
 
 FlatValue& FlatEncoder::add(FlatValue::Kind kind) {
@@ -44,11 +46,15 @@ void FlatEncoder::add_tensor(const at::Tensor& t) {
   record_.dims.insert(record_.dims.end(), sizes.begin(), sizes.end());
   at::Tensor pending;
   fill_statistics(t, v.stats, &pending, zeros_, unversioned_ ? Reuse::never : Reuse::allowed);
-  if (pending.defined()) record_.pending_statistics.emplace_back(record_.tensor_specs, pending);
+  if (pending.defined()) {
+    record_.pending_statistics.emplace_back(record_.tensor_specs, pending);
+    record_.side_used = true;
+  }
   // One copy on the training thread; the writer moves it to the host and pickles it.
   if (save_) {
     at::RecordFunctionGuard unseen(false);  // the tool's own operator: no profiler sees it
     record_.tensors.emplace_back(record_.tensor_specs, t.detach().clone());
+    record_.side_used = true;
   }
   ++record_.tensor_specs;
 }
@@ -71,6 +77,7 @@ void FlatEncoder::encode(const c10::IValue& v, ArgSlot::Meaning meaning) {
   } else if (v.isString()) {
     add(K::string).at = static_cast<std::uint32_t>(record_.strings.size());
     record_.strings.push_back(v.toStringRef());
+    record_.side_used = true;
   } else if (v.isDevice()) {
     FlatValue& d = add(K::device);
     d.integer = static_cast<std::int64_t>(v.toDevice().type());

@@ -14,9 +14,9 @@
 namespace acccheck::capture {
 
 struct RawStack {
+  const PythonFrames* interned_python = nullptr;  // instead of `python`: an interned stack's frames
   std::vector<void*> frames;  // innermost first
   PythonFrames python;        // innermost first; when present, these are the call's stack
-  const PythonFrames* interned_python = nullptr;  // instead of `python`: an interned stack's frames
   const PythonFrames& python_frames() const { return interned_python ? *interned_python : python; }
   std::uint64_t hash() const;
 };

@@ -332,6 +332,8 @@ bool capture_inputs(State& s, const OpInfo& info, c10::ArrayRef<const c10::IValu
       RawStack& st = c.stack;
       // Python frames for calls made from Python (forward only: backward runs on autograd threads).
       if (mode != core::StackMode::raw && !in_backward) st.interned_python = capture_python_stack(st.python);
+      // The copied frames' vectors are read (and cleared for the next call) only when used.
+      c.side_used = c.side_used || !st.interned_python;
       const bool python = !st.python_frames().empty();
       if (!python && mode != core::StackMode::python) capture_raw_stack(st.frames);
       c.has_stack = python || !st.frames.empty();

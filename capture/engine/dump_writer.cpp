@@ -162,8 +162,8 @@ std::unique_ptr<CapturedRecord> new_record(bool touch) {
     v.clear();    // the capacity stays
   };
   auto r = std::make_unique<CapturedRecord>();
-  room(r->values, 16);
-  room(r->dims, 32);
+  room(r->values, kInlineValues);  // in the record itself: no heap block
+  room(r->dims, kInlineDims);
   room(r->stack.python, kPythonStackFrames);
   room(r->stack.frames, kRawStackFrames + 1);  // capture_raw_stack's frames and its own
   return r;
@@ -183,19 +183,31 @@ std::unique_ptr<CapturedRecord> DumpWriter::spare_record() {
   if (t_spare_records.empty()) return new_record(false);
   std::unique_ptr<CapturedRecord> r = std::move(t_spare_records.back());
   t_spare_records.pop_back();
+  r->clear();  // its lines were fetched while the previous call ran (below)
+  // The next call's record, fetched for writing now: a step's records go round the writer and come
+  // back evicted, and the lines a record touches were cache misses on the training thread, each in
+  // turn (~1-2 % of a dumped step, bench/RESULTS.md). One record ahead is in time and stays in the cache: the
+  // next call comes microseconds later; 400 fetched when a step began were evicted again.
+  if (!t_spare_records.empty()) {
+    const char* next = reinterpret_cast<const char*>(t_spare_records.back().get());
+    for (std::size_t line = 0; line < sizeof(CapturedRecord); line += 64) __builtin_prefetch(next + line, 1, 3);
+  }
   return r;
 }
 
 void DumpWriter::push(std::unique_ptr<CapturedRecord> record) {
   if (failed_) return;
   std::size_t bytes = 0;
-  for (const auto& t : record->tensors) bytes += tensor_bytes(t.second);
+  if (record->side_used)
+    for (const auto& t : record->tensors) bytes += tensor_bytes(t.second);
   in_flight_.fetch_add(1);
   thread_local std::vector<Item> retired;
   queue_.push(Item(std::move(record)), bytes, &retired);
   for (auto& item : retired)
     if (auto* r = std::get_if<std::unique_ptr<CapturedRecord>>(&item); r && t_spare_records.size() < options_.queue_size) {
-      (*r)->clear();  // the tensors it held are freed here, on their thread
+      // Emptied when it is taken again (spare_record), its lines then in the cache — not all of a
+      // batch here, cold. Except what holds tensors: freed now, on their thread.
+      if ((*r)->side_used) (*r)->clear();
       t_spare_records.push_back(std::move(*r));
     }
   retired.clear();
@@ -257,7 +269,7 @@ void DumpWriter::write_record(CapturedRecord& c) {
     return;
   }
   StepFiles& f = files_for(c.step);
-  if (!c.pending_statistics.empty()) {  // device statistics, read back here: into their tensors' values
+  if (c.side_used && !c.pending_statistics.empty()) {  // device statistics, read back here: into their tensors' values
     std::size_t ordinal = 0, next = 0;
     for (FlatValue& v : c.values) {
       if (v.kind != FlatValue::Kind::tensor) continue;
@@ -269,7 +281,7 @@ void DumpWriter::write_record(CapturedRecord& c) {
   entry_text_.clear();
   tensor_names_.clear();
   append_entry_json(c, options_.tensor_mode(), entry_text_, &tensor_names_);
-  if (!c.tensors.empty()) {  // the files before the entry that names them
+  if (c.side_used && !c.tensors.empty()) {  // the files before the entry that names them
     std::string tdir = (fs::path(f.dir) / "dump_tensor_data").string();
     if (!f.tensor_dir_made) {
       make_dirs(tdir);

@@ -40,13 +40,13 @@ class DumpWriter {
              std::function<void(const std::string&)> on_error);
   ~DumpWriter();
 
-  // Records go by pointer: a record is 216 bytes, mostly vectors' handles, and moving it — out of
-  // the spare list, into the queue, out again and back, five to seven times — cost ~250 ns a record
-  // on a cold queue (perf, dumped gpt: about a tenth of the capture's time); the pointer moves, the
-  // record stays put.
+  // Records go by pointer: a record is 832 bytes (its first values and dimensions inside it), and
+  // moving one — out of the spare list, into the queue, out again and back, five to seven times —
+  // cost ~250 ns a record when it was 216 bytes of vectors' handles, on a cold queue (perf, dumped
+  // gpt: about a tenth of the capture's time); the pointer moves, the record stays put.
   void push(std::unique_ptr<CapturedRecord> record);  // blocks while the queue is full
-  // An empty record for the calling thread: one the writer is done with (its vectors' memory kept),
-  // else a new one.
+  // An empty record for the calling thread: one the writer is done with (emptied now, its vectors'
+  // memory kept), else a new one. The next one is fetched into the cache meanwhile.
   static std::unique_ptr<CapturedRecord> spare_record();
   // Tops the calling thread's spare records up to `count` new ones, their memory written once:
   // the first dumped step then takes ready records instead of allocating (and faulting in) one per

@@ -8,13 +8,15 @@
 namespace acccheck::capture {
 
 // One statistic as a record holds it: the SDK's Statistic (its int-sized kind ahead of the
-// double, 24 bytes) in 16. A record's values are written on the training thread into memory that is
-// seldom in its cache; with four statistics per tensor, the SDK's layout made a value 136 bytes,
-// this one 104 (zeroing the 136 bytes held 60 % of FlatEncoder::add_tensor's samples, dumped gpt).
-// Converts to and from Statistic.
-struct HeldStatistic {
+// double, 24 bytes) in 10, packed. A record's values are written on the training thread into memory
+// that is seldom in its cache — a step's records go round the writer and come back evicted — so
+// each line a value spans is a miss: with four statistics per tensor, the SDK's layout made a value
+// 136 bytes, 16-byte statistics 104 (zeroing the 136 bytes held 60 % of FlatEncoder::add_tensor's
+// samples, dumped gpt), these 56 (captured_record.hpp). The double is read and written unaligned,
+// which x86-64 does at full speed within a line. Converts to and from Statistic.
+struct __attribute__((packed)) HeldStatistic {
   double value = 0.0;
-  Statistic::Kind kind = Statistic::Kind::null;
+  Statistic::Kind kind : 8 = Statistic::Kind::null;
   bool float32 = false;
 
   HeldStatistic() = default;
@@ -23,11 +25,12 @@ struct HeldStatistic {
   operator Statistic() const { return Statistic{kind, value, float32}; }                    // NOLINT: converts
   bool present() const { return kind != Statistic::Kind::null; }
 };
-static_assert(sizeof(HeldStatistic) == 16);
+static_assert(sizeof(HeldStatistic) == 10);
 
 struct Statistics {
   HeldStatistic max, min, mean, norm;
 };
+static_assert(sizeof(Statistics) == 40);
 
 // CPU tensors: computed now, in one pass over the elements. Tensors on another device: nothing is
 // read back here (no host sync on the training thread); the four values are computed on the device

@@ -10,6 +10,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <unistd.h>
 #include <thread>
 #include <vector>
 
@@ -236,7 +240,8 @@ TEST(RecordQueueBatching, RetiredItemsCanComeBackToTheProducerForReuse) {
 }
 
 // Records prepared at set-up (DumpWriter::prepare_spare_records) are what the thread's first calls
-// get: empty, with room for a typical call's values, dimensions and both kinds of stack.
+// get: empty, with room for a typical call's values, dimensions and both kinds of stack — the values
+// and dimensions inside the record itself, which starts a cache line (captured_record.hpp).
 TEST(SpareRecords, PreparedRecordsServeTheFirstCallsOfTheirThread) {
   using acccheck::capture::DumpWriter;
   std::thread fresh([] {  // a thread with no spare records yet
@@ -248,12 +253,66 @@ TEST(SpareRecords, PreparedRecordsServeTheFirstCallsOfTheirThread) {
       std::unique_ptr<acccheck::capture::CapturedRecord> owned = DumpWriter::spare_record();
       const acccheck::capture::CapturedRecord& r = *owned;
       EXPECT_TRUE(r.values.empty() && r.dims.empty() && r.stack.frames.empty() && r.stack.python.empty());
-      EXPECT_GE(r.values.capacity(), 16u);
-      EXPECT_GE(r.dims.capacity(), 32u);
+      EXPECT_EQ(r.values.capacity(), acccheck::capture::kInlineValues);
+      EXPECT_EQ(r.dims.capacity(), acccheck::capture::kInlineDims);
+      auto inside = [&r](const void* p) {
+        auto* b = reinterpret_cast<const char*>(&r);
+        return p >= b && p < b + sizeof r;
+      };
+      EXPECT_TRUE(inside(r.values.data()) && inside(r.dims.data()));
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&r) % 64, 0u);
       EXPECT_GE(r.stack.python.capacity(), acccheck::capture::kPythonStackFrames);
       EXPECT_GE(r.stack.frames.capacity(), acccheck::capture::kRawStackFrames + 1);
     }
     EXPECT_EQ(DumpWriter::spare_records_ready(), 0u);
   });
   fresh.join();
+}
+
+// A record the writer hands back is emptied when it is taken again (not when it comes back: a
+// batch of cold records cleared at once): whatever the call before left in it — values, dimensions,
+// an interned stack, its call — the record a call gets is empty, and it is one the writer had.
+TEST(SpareRecords, ARecordTheWriterHandsBackIsEmptyWhenTakenAgain) {
+  namespace cap = acccheck::capture;
+  const auto dir = std::filesystem::temp_directory_path() / ("acccheck-spare-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::thread fresh([&] {  // a thread with no spare records yet: each push below makes a new one
+    acccheck::core::DumpOptions options;
+    options.dump_path = dir.string();
+    options.stack = acccheck::core::StackMode::off;
+    cap::DumpWriter writer(options, "rank", [](const std::string& what) { ADD_FAILURE() << what; });
+    cap::OpInfo op;
+    op.op_name = "aten::relu";
+    op.api_name = "Aten.relu";
+    op.kept = true;
+    const cap::PythonFrames interned;  // stands for an interned stack's frames
+    std::set<const cap::CapturedRecord*> pushed;
+    // Records retired by the writer come back at a later push.
+    for (int call = 0; call < 200 && cap::DumpWriter::spare_records_ready() == 0; ++call) {
+      std::unique_ptr<cap::CapturedRecord> r = cap::DumpWriter::spare_record();
+      pushed.insert(r.get());
+      r->op = &op;
+      r->call = call + 1;
+      r->stack.interned_python = &interned;
+      cap::FlatValue& v = r->values.emplace_back();
+      v.kind = cap::FlatValue::Kind::tensor;
+      v.section = cap::Section::outputs;
+      v.count = 2;
+      r->dims.append({3, 4});
+      writer.push(std::move(r));
+      std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_GE(cap::DumpWriter::spare_records_ready(), 1u) << "the writer handed a record back";
+    std::unique_ptr<cap::CapturedRecord> again = cap::DumpWriter::spare_record();
+    EXPECT_EQ(pushed.count(again.get()), 1u) << "a record the writer had";
+    EXPECT_TRUE(again->values.empty() && again->dims.empty());
+    EXPECT_EQ(again->stack.interned_python, nullptr);
+    EXPECT_EQ(again->op, nullptr);
+    EXPECT_EQ(again->call, 0);
+    EXPECT_FALSE(again->side_used);
+    writer.end_step(0);
+    writer.finish();
+  });
+  fresh.join();
+  std::filesystem::remove_all(dir);
 }
