@@ -8,7 +8,8 @@
 # variants or more, each one's ratio over the first variant's in the same round is also reported
 # (the median over the rounds): the two runs of a round share the VM's period, so this paired
 # figure tells differences of ~0.02x apart in 25–31 rounds where the medians' ranges overlap.
-# Usage: [PYTHON=...] bench/dumped_step_ab.sh MODEL[:DTYPE] ROUNDS VARIANT...
+# Usage: [PYTHON=...] [DUMP_STEPS="0-11"] bench/dumped_step_ab.sh MODEL[:DTYPE] ROUNDS VARIANT...
+# DUMP_STEPS: the steps dumped (`--step`; "5 6 7" by default); steps 5–7 are the ones timed.
 # VARIANT: BUILD[,NAME=VALUE[ NAME=VALUE...]] — a folder holding `acccheck` (a build tree, or a
 # copy of acccheck, libacccheck_preload.so and plugins/) and, after a comma, environment settings for
 # that variant's runs (a temporary build's switches, GLIBC_TUNABLES, ...).
@@ -37,7 +38,7 @@ for round in $(seq "$rounds"); do
     settings=()
     [ "$build" != "$v" ] && read -r -a settings <<< "${v#*,}"
     rm -rf "$work/d"
-    dumped=$(env "${settings[@]}" "$build/acccheck" dump --dump-path "$work/d" --step 5 6 7 -- \
+    dumped=$(env "${settings[@]}" "$build/acccheck" dump --dump-path "$work/d" --step ${DUMP_STEPS:-5 6 7} -- \
       "$python" -W ignore "${args[@]}" 2>/dev/null | steps_5_to_7)
     awk -v i="$i" -v d="$dumped" -v p="$plain" 'BEGIN { printf "%d %.4f\n", i, d / p }' >> "$work/ratios"
   done

@@ -185,9 +185,15 @@ const OpInfo& lookup(const c10::OperatorHandle& op, ThreadState& ts) {
   return *info;
 }
 
-// Records made at set-up, ~2 KiB each: a dumped step of the corpus's models holds from ~300 (gpt,
-// vit) to 1,009 entries (efficientnet_b0; docs/dump.md, queue_size).
-constexpr std::size_t kPreparedRecords = 1024;
+// Records made at set-up, ~1.8 KiB each (7 MiB): as many as the queue holds by default
+// (docs/dump.md, queue_size). A dumped step of the corpus's models holds from ~300 (gpt, vit) to
+// 1,009 entries (efficientnet_b0), and a writer that falls behind — every step dumped, its files
+// slow to create (a busy or network file system; ext4 after a mass deletion took 0.65 ms a file on
+// this project's VM, a gpt step 1.7 ms) — holds several steps' records. With 1,024 the training
+// thread then made hundreds of new records a step (malloc, first-touch page faults, cold lines):
+// those steps took 2.0-3.1 ms instead of 1.7, and gpt's steps 5-7, every step dumped, 1.45x the
+// plain ones instead of 1.28x (bench/RESULTS.md, tenth session).
+constexpr std::size_t kPreparedRecords = 4096;
 
 bool matches(const std::string& entry, const std::vector<std::string>& items) {
   for (const auto& i : items)
