@@ -161,9 +161,7 @@ std::unique_ptr<CapturedRecord> new_record(bool touch) {
     v.resize(n);  // written: faulted in now
     v.clear();    // the capacity stays
   };
-  auto r = std::make_unique<CapturedRecord>();
-  room(r->values, kInlineValues);  // in the record itself: no heap block
-  room(r->dims, kInlineDims);
+  auto r = std::make_unique<CapturedRecord>();  // values and dims: room for a typical call inside it
   room(r->stack.python, kPythonStackFrames);
   room(r->stack.frames, kRawStackFrames + 1);  // capture_raw_stack's frames and its own
   return r;

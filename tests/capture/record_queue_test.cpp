@@ -5,15 +5,14 @@
 #include "engine/record_queue.hpp"
 
 #include "engine/dump_writer.hpp"
+#include "support/test_support.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
 #include <set>
 #include <string>
-#include <unistd.h>
 #include <thread>
 #include <vector>
 
@@ -274,11 +273,10 @@ TEST(SpareRecords, PreparedRecordsServeTheFirstCallsOfTheirThread) {
 // an interned stack, its call — the record a call gets is empty, and it is one the writer had.
 TEST(SpareRecords, ARecordTheWriterHandsBackIsEmptyWhenTakenAgain) {
   namespace cap = acccheck::capture;
-  const auto dir = std::filesystem::temp_directory_path() / ("acccheck-spare-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  acccheck::test::TempDir dir;
   std::thread fresh([&] {  // a thread with no spare records yet: each push below makes a new one
     acccheck::core::DumpOptions options;
-    options.dump_path = dir.string();
+    options.dump_path = dir / "d";
     options.stack = acccheck::core::StackMode::off;
     cap::DumpWriter writer(options, "rank", [](const std::string& what) { ADD_FAILURE() << what; });
     cap::OpInfo op;
@@ -314,5 +312,4 @@ TEST(SpareRecords, ARecordTheWriterHandsBackIsEmptyWhenTakenAgain) {
     writer.finish();
   });
   fresh.join();
-  std::filesystem::remove_all(dir);
 }
