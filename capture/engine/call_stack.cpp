@@ -5,10 +5,9 @@
 #include <boost/stacktrace.hpp>
 
 #include <algorithm>
-#include <fstream>
-#include <map>
-#include <mutex>
 #include <sstream>
+
+#include "engine/source_lines.hpp"
 
 namespace acccheck::capture {
 
@@ -80,36 +79,6 @@ bool machinery(const std::string& object) {
   return false;
 }
 
-// Source lines, read once per file.
-class SourceCache {
- public:
-  std::string line(const std::string& file, std::size_t n) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = files_.find(file);
-    if (it == files_.end()) {
-      std::vector<std::string> lines;
-      std::ifstream in(file);
-      for (std::string l; in && std::getline(in, l) && lines.size() < 200000;) lines.push_back(l);
-      it = files_.emplace(file, std::move(lines)).first;
-    }
-    if (n == 0 || n > it->second.size()) return "";
-    std::string l = it->second[n - 1];
-    auto b = l.find_first_not_of(" \t");
-    return b == std::string::npos ? "" : l.substr(b);
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<std::string, std::vector<std::string>> files_;
-};
-
-// Never destroyed: the writer thread may still symbolise in an exit handler, after function-local
-// statics created later than that handler's registration are gone.
-SourceCache& sources() {
-  static SourceCache* c = new SourceCache;
-  return *c;
-}
-
 }  // namespace
 
 std::vector<std::string> describe_stack(const RawStack& stack, bool full) {
@@ -118,7 +87,7 @@ std::vector<std::string> describe_stack(const RawStack& stack, bool full) {
   for (const PythonFrame& f : python) {
     const int line = f.line_number();
     lines.push_back("File " + f.code->file() + ", line " + std::to_string(line) + ", in " + f.code->name() + ", \n " +
-                    sources().line(f.code->file(), static_cast<std::size_t>(std::max(line, 0))));
+                    source_lines().line(f.code->file(), static_cast<std::size_t>(std::max(line, 0))));
   }
   if (!python.empty()) return lines;
   for (void* addr : stack.frames) {
@@ -144,7 +113,7 @@ std::vector<std::string> describe_stack(const RawStack& stack, bool full) {
     if (file.empty()) {
       os << "File " << object << ", line 0, in " << function << ", \n ";
     } else {
-      os << "File " << file << ", line " << line << ", in " << function << ", \n " << sources().line(file, line);
+      os << "File " << file << ", line " << line << ", in " << function << ", \n " << source_lines().line(file, line);
     }
     lines.push_back(os.str());
   }
