@@ -66,11 +66,10 @@ for v in "$@"; do
       med = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
       printf "%s dumped steps %d-%d / plain: %.3fx (rounds %.3f-%.3f, %d rounds)  %s\n", m, f, f + 2, med, a[1], a[NR], NR, v }'
 done
-# Paired: variant i's ratio ÷ variant 1's in the same round.
-awk '{ r[$1][++n[$1]] = $2 } END {
-  for (v = 2; v in n; v++) {
-    for (k = 1; k <= n[v]; k++) p[k] = r[v][k] / r[1][k]
-    c = asort(p)
-    printf "variant %d / variant 1, paired (the same round): median %.4f over %d rounds\n", v, c % 2 ? p[(c + 1) / 2] : (p[c / 2] + p[c / 2 + 1]) / 2, c
-    delete p
-  } }' "$work/ratios"
+# Paired: variant i's ratio ÷ variant 1's in the same round (POSIX awk: Debian's default is mawk).
+for v in $(seq 2 $#); do
+  awk -v v="$v" '$1 == 1 { one[++n1] = $2 } $1 == v { mine[++nv] = $2 } END {
+      for (k = 1; k <= nv && k <= n1; k++) printf "%.6f\n", mine[k] / one[k] }' "$work/ratios" | sort -g |
+    awk -v v="$v" '{ p[NR] = $1 } END { if (NR) printf "variant %d / variant 1, paired (the same round): median %.4f over %d rounds\n",
+      v, NR % 2 ? p[(NR + 1) / 2] : (p[NR / 2] + p[NR / 2 + 1]) / 2, NR }'
+done

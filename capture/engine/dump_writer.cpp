@@ -11,6 +11,10 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <filesystem>
 
@@ -167,6 +171,30 @@ std::unique_ptr<CapturedRecord> new_record(bool touch) {
   return r;
 }
 
+// Lines fetched for writing. GCC makes __builtin_prefetch(p, 1, ...) a PREFETCHT0 unless the target
+// has PRFCHW, which plain x86-64 has not (and a target("prfchw") helper was inlined back into the
+// read form): a read prefetch, so the line arrived shared and the first store still waited for
+// ownership — a second trip when the writer thread's core held the line, as it does for a record
+// it has just read. PREFETCHW asks for the line to write; CPUs without it (CPUID 0x80000001 ECX
+// bit 8) get the read prefetch. Paired, gpt's dumped steps: bench/RESULTS.md, session (12).
+#if defined(__x86_64__)
+bool cpu_has_prefetchw() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_PRFCHW);
+}
+const bool kHasPrefetchw = cpu_has_prefetchw();
+#endif
+
+void prefetch_for_writing(const char* p, std::size_t bytes) {
+#if defined(__x86_64__)
+  if (kHasPrefetchw) {
+    for (std::size_t line = 0; line < bytes; line += 64) asm volatile("prefetchw %0" : : "m"(p[line]));
+    return;
+  }
+#endif
+  for (std::size_t line = 0; line < bytes; line += 64) __builtin_prefetch(p + line, 1, 3);
+}
+
 }  // namespace
 
 void DumpWriter::prepare_spare_records(std::size_t count) {
@@ -187,8 +215,7 @@ std::unique_ptr<CapturedRecord> DumpWriter::spare_record() {
   // turn (~1-2 % of a dumped step, bench/RESULTS.md). One record ahead is in time and stays in the cache: the
   // next call comes microseconds later; 400 fetched when a step began were evicted again.
   if (!t_spare_records.empty()) {
-    const char* next = reinterpret_cast<const char*>(t_spare_records.back().get());
-    for (std::size_t line = 0; line < sizeof(CapturedRecord); line += 64) __builtin_prefetch(next + line, 1, 3);
+    prefetch_for_writing(reinterpret_cast<const char*>(t_spare_records.back().get()), sizeof(CapturedRecord));
   }
   return r;
 }

@@ -1,33 +1,15 @@
 // Source lines for stack.json (source_lines.hpp).
 #include "engine/source_lines.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <cstring>
+
+#include "io/regular_file.hpp"
 
 namespace acccheck::capture {
 
 SourceLines::File SourceLines::read(const std::string& path) {
   File f;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return f;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    f.text.resize(std::min<std::size_t>(static_cast<std::size_t>(st.st_size), kMaxBytes));
-    std::size_t got = 0;
-    while (got < f.text.size()) {
-      const ssize_t n = ::read(fd, f.text.data() + got, f.text.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // an error, or the file shrank meanwhile: what was read stands
-      got += static_cast<std::size_t>(n);
-    }
-    f.text.resize(got);
-  }
-  ::close(fd);
+  f.text = core::RegularFile(path).read_string(kMaxBytes);  // "" for a FIFO, a folder, a missing file
   // A line starts at 0 and after each '\n' that is not the last byte (as getline reads them).
   for (std::size_t at = 0; at < f.text.size() && f.starts.size() < kMaxLines;) {
     f.starts.push_back(static_cast<std::uint32_t>(at));

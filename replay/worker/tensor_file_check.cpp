@@ -1,5 +1,7 @@
 #include "tensor_file_check.hpp"
 
+#include "io/regular_file.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -572,24 +574,10 @@ std::vector<char> read_real_data_file(const std::string& folder, const std::stri
   if (static_cast<std::uint64_t>(st.st_size) > bound) throw too_large(static_cast<std::uint64_t>(st.st_size));
   // Read from what was opened (the file could be replaced between the checks and the read):
   // O_NONBLOCK keeps a FIFO put there meanwhile from blocking the open; fstat checks it again.
-  const int fd = ::open(real.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  struct stat fst {};
-  if (::fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || static_cast<std::uint64_t>(fst.st_size) > bound) {
-    ::close(fd);
-    throw std::runtime_error(path + ": changed while it was checked; not read");
-  }
-  std::vector<char> bytes(static_cast<std::size_t>(fst.st_size));
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  bytes.resize(done);
-  return bytes;
+  core::RegularFile file(real.string(), O_NOFOLLOW);
+  if (!file.ok() && file.error() != 0) throw std::runtime_error(path + ": cannot open: " + std::strerror(file.error()));
+  if (!file.ok() || file.size() > bound) throw std::runtime_error(path + ": changed while it was checked; not read");
+  return file.read_bytes(file.size());
 }
 
 }  // namespace acccheck::replay
