@@ -367,7 +367,9 @@ TEST(Report, HoveringEveryColumnWithHostileValuesRunsNoScript) {
       tipped.insert(field);
       EXPECT_EQ(tip.find("elements")->as_int(), 0) << field << ": the tooltip holds markup: " << tip.find("html")->as_string();
       EXPECT_EQ(tip.find("html")->as_string().find("<img"), std::string::npos) << field;
-      if (field == "message") EXPECT_EQ(tip.find("text")->as_string(), hostile) << "shown as the text it is";
+      if (field == "message") {
+        EXPECT_EQ(tip.find("text")->as_string(), hostile) << "shown as the text it is";
+      }
     }
   }
   for (const char* f : {"name", "verdict", "deciding", "inputs", "message"}) EXPECT_TRUE(hovered.count(f)) << f << " not hovered";

@@ -471,7 +471,9 @@ TEST_F(PythonDump, TheDtypesOfLibTorch2AreNamedSavedAndReplayed) {
   };
   for (int pass = 0; pass < 2; ++pass) {
     // Second pass: the inputs replaced by the files Python's torch.save writes for the same tensors.
-    if (pass == 1) ASSERT_EQ(std::system((kPython + " -W ignore " + script + " " + rank + "/dump_tensor_data >/dev/null").c_str()), 0);
+    if (pass == 1) {
+      ASSERT_EQ(std::system((kPython + " -W ignore " + script + " " + rank + "/dump_tensor_data >/dev/null").c_str()), 0);
+    }
     for (const char* device : {"cpu", "npu-sim"}) {
       auto status = replay(device, dir / (std::string(device) + std::to_string(pass)));
       for (const char* api : {"Aten.mul.2", "Aten.mul.3", "Aten.mul.4", "Aten.cat.0", "Aten.mul.5"})
