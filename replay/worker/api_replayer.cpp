@@ -1,6 +1,7 @@
 #include "api_replayer.hpp"
 #include "error_data_files.hpp"
 
+#include <ATen/TensorUtils.h>
 #include <ATen/core/List.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/_to_copy.h>
@@ -103,6 +104,23 @@ void expand_compressed_mask(BoundCall& call, std::vector<at::Tensor>& base, cons
     call.stack[*mask_at] = base[i];
     return;
   }
+}
+
+// aten::_reshape_alias(self, size, stride) is reshape's view (LibTorch 1.13 to 2.0), and its strides
+// are those of the caller's `self` — often a strided view of a larger tensor, whose strides the dump
+// does not hold (a tensor's statistics and shape only). Replayed on the input drawn here (dense,
+// row-major) those strides point past its storage: npu-sim's view checks the bounds (SKIP, "setStorage:
+// ... out of bounds", 12 APIs of torchvision's maxvit_t), the CPU's does not and read past the end of
+// the allocation (garbage judged as an error). The view reshape would make of the replayed input is
+// the call: its strides are computed from that input, as reshape computes them
+// (at::detail::computeStride); a size the input cannot be viewed as keeps the recorded strides.
+void restride_reshape_alias(BoundCall& call) {
+  if (call.op.schema().name() != "aten::_reshape_alias" || call.stack.size() < 3 || !call.stack[0].isTensor() ||
+      !call.stack[1].isIntList())
+    return;
+  const at::Tensor& self = call.stack[0].toTensor();
+  const std::vector<std::int64_t> size = call.stack[1].toIntVector();
+  if (auto stride = at::detail::computeStride(self.sizes(), self.strides(), c10::IntArrayRef(size))) call.stack[2] = IValue(*stride);
 }
 
 std::int64_t tensor_id(const TensorSpec& t) {
@@ -418,6 +436,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   for (const auto& [k, a] : plan.kwargs) kwargs.emplace_back(k, to_ivalue(a, base));
   phases.mark("generate");
   BoundCall call = bind_operator(plan.op, args, kwargs);
+  restride_reshape_alias(call);
   if (short_api == "npu_fusion_attention" && !plan_only) expand_compressed_mask(call, base, specs, ctx.real_data_dir);
   phases.mark("bind");
   if (plan_only) {

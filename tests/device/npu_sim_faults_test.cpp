@@ -68,7 +68,9 @@ TEST_F(NpuSimFaults, UlpShiftMovesByWholeUnitsOfTheOutputDtype) {
     float h = healthy[i].item<float>(), s = shifted[i].item<float>();
     float expected = h;
     for (int k = 0; k < 3; ++k) expected = std::nextafter(expected, INFINITY);
-    if (std::fabs(h) >= std::ldexp(1.0f, -126)) EXPECT_EQ(s, expected) << i;
+    if (std::fabs(h) >= std::ldexp(1.0f, -126)) {
+      EXPECT_EQ(s, expected) << i;
+    }
   }
   at::Tensor xb = input(3, {64}, at::kBFloat16);
   at::Tensor sb = gelu_on(npu_sim(fault("aten::gelu", "ulp_shift", "1")), xb);

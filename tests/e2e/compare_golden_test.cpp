@@ -142,11 +142,21 @@ TEST(CompareGolden, HandmadeCaseWithTheDocumentedFixes) {
   details = replace_line(details, "Torch.linalg.vector_norm.0.forward.output.0,",
                          "Torch.exp.0.forward.output.0, , , , , , , , , , , , , , , , , , , , , , , , ,SKIP, ,"
                          "no matching GPU row\r\nTorch.linalg.vector_norm.0.forward.output.0,");
+  // Fix be: Tensor.sum.1's max-rel ratio (10.5) is above 10, but its 最大绝对误差 is the GPU's
+  // (0.0001 on both sides): it passes with a note (its error balance is reported, never decides).
+  const std::string sum1 = "Tensor.sum.1.forward.output.0,0.00000000000000,pass,1.00000000000000,pass,10.50000000000000,";
+  details = replace_line(details,
+                         sum1 + "error,1.00000000000000,pass,5.00000000000000,error, , , , , , , , , , , , , , ,error,标杆比对法,"
+                                "\"ERROR: 相对误差最大值比值超过阈值\n\"\r\n",
+                         sum1 + "pass,1.00000000000000,pass,5.00000000000000,error, , , , , , , , , , , , , , ,pass,标杆比对法,"
+                                "\"NOTE: 相对误差最大值比值 10.5 above its threshold, but the NPU's 最大绝对误差 (0.0001) is within "
+                                "2.0x the GPU's (0.0001): an element near zero, within rounding\n\"\r\n");
   EXPECT_EQ(r.details, details);
 
   std::string result = read_file(fixture("vectors/handmade/expected_api_precision_compare_result.csv"));
   result = replace_line(result, "Torch.linalg.vector_norm.0,pass, ,\r\n",
                         "Torch.exp.0,SKIP, ,no matching GPU row\r\nTorch.linalg.vector_norm.0,pass, ,\r\n");
+  result = replace_line(result, "Tensor.sum.1,error, ,\r\n", "Tensor.sum.1,pass, ,\r\n");  // fix be
   // Fix f: the unjudgeable sigmoid row follows topk, as in the input.
   auto ls = lines(result);
   auto sigmoid = std::find_if(ls.begin(), ls.end(), [](const std::string& l) { return l.rfind("Torch.sigmoid", 0) == 0; });
@@ -158,6 +168,18 @@ TEST(CompareGolden, HandmadeCaseWithTheDocumentedFixes) {
   for (const auto& l : ls) reordered += l + "\r\n";
   EXPECT_EQ(r.result, reordered);
   EXPECT_NE(r.run.out.find("SKIP"), std::string::npos);
+}
+
+// Fix be on request off: `max_rel_abs_excuse: 0` gives the reference's verdict on Tensor.sum.1.
+TEST(CompareGolden, MaxRelAbsExcuseZeroGivesTheReferencesVerdict) {
+  TempDir out;
+  write_file(out / "reference.yaml", "standards:\n  benchmark:\n    max_rel_abs_excuse: 0\n");
+  auto r = compare(fixture("vectors/handmade/accuracy_checking_details_npu_20250101000000.csv"),
+                   fixture("vectors/handmade/accuracy_checking_details_gpu_20250101000000.csv"), out,
+                   {"--standards", out / "reference.yaml"});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_NE(r.result.find("\r\nTensor.sum.1,error, ,\r\n"), std::string::npos) << r.result;
+  EXPECT_EQ(r.details.find("NOTE: 相对误差最大值比值"), std::string::npos);
 }
 
 TEST(CompareGolden, FailOnErrorGatesTheExitCode) {

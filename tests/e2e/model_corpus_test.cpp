@@ -146,5 +146,7 @@ INSTANTIATE_TEST_SUITE_P(Models, ModelCorpus,
                                            Model{"mobilenet_v3_small", "fp32", true, kConvFault},
                                            Model{"efficientnet_b0", "fp32", true, kConvFault},
                                            Model{"vit", "fp32", true, kNormFault}, Model{"swin_t", "fp32", true, kNormFault},
+                                           Model{"shufflenet_v2", "fp32", true, kConvFault},
+                                           Model{"maxvit", "fp32", true, kConvFault},
                                            Model{"resnet18", "bf16", true, kConvFaultBf16}),
                          [](const ::testing::TestParamInfo<Model>& info) { return info.param.label(); });

@@ -642,6 +642,38 @@ TEST_F(RunUt, EntriesNamingTheirDispatcherOperatorCallItDirectly) {
   EXPECT_EQ(details[1][3], "(3, 4)");  // addmm's output shape: the operator really ran
 }
 
+// reshape's view of a strided input (torchvision's maxvit_t: a [2, 16, 4, 16] slice of a tensor
+// with 3072 elements per batch, split into [2, 16, 4, 2, 8]) records the caller's strides. The
+// replayed input is dense: those strides reach past it (npu-sim: "setStorage: ... out of bounds",
+// SKIP; the CPU read past the allocation). The view is replayed with the strides reshape would give
+// the replayed input, and both devices judge it.
+TEST_F(RunUt, ReshapesViewOfAStridedInputIsReplayedOnTheDrawnInput) {
+  TempDir dir;
+  auto ints = [](std::initializer_list<int> v) {
+    std::string s = "[";
+    for (int x : v) s += std::string(s.size() > 1 ? ", " : "") + "{\"type\": \"int\", \"value\": " + std::to_string(x) + "}";
+    return s + "]";
+  };
+  write_file(dir / "dump.json",
+             "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {\"Aten._reshape_alias.0.forward\": "
+             "{\"input_args\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [2, 16, 4, 16], "
+             "\"Max\": 0.28, \"Min\": -0.25, \"requires_grad\": true}, " + ints({2, 16, 4, 2, 8}) + ", " +
+             ints({3072, 192, 48, 8, 1}) + "], \"input_kwargs\": {}, \"output\": [{\"type\": \"torch.Tensor\", "
+             "\"dtype\": \"torch.float32\", \"shape\": [2, 16, 4, 2, 8], \"Max\": 0.28, \"Min\": -0.25, "
+             "\"requires_grad\": true}], \"acccheck_op\": \"aten::_reshape_alias(self, size, stride)\"}}}");
+  for (const char* device : {"npu-sim", "cpu"}) {
+    auto r = run_ut({"-api_info", dir / "dump.json", "--device", device, "-o", dir / device});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto rows = records(result_csv(dir / device));
+    ASSERT_EQ(rows.size(), 2u) << device;
+    EXPECT_EQ(rows[1][0], "Aten._reshape_alias.0") << device;
+    EXPECT_EQ(rows[1][1], "pass") << device << ": " << (rows[1].size() > 3 ? rows[1][3] : "");
+    auto details = records(details_csv(dir / device));
+    ASSERT_GE(details.size(), 2u);
+    EXPECT_EQ(details[1][3], "(2, 16, 4, 2, 8)") << device;
+  }
+}
+
 namespace {
 
 // run_ut over one Torch.relu entry whose input is the tensor file `pt`: its result row (header +

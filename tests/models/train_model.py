@@ -3,9 +3,9 @@
 
   python train_model.py MODEL [--dtype fp32|bf16] [--steps N] [--time] [--print-steps]
 
-MODEL: resnet18, mobilenet_v3_small, efficientnet_b0, vit, swin_t (torchvision, weights=None,
-small inputs), gpt (an nn.TransformerEncoder language model), lstm, gru (nn.LSTM / nn.GRU
-sequence classifiers). The torchvision models need torchvision (Debian's python3-torchvision for
+MODEL: resnet18, mobilenet_v3_small, efficientnet_b0, vit, swin_t, shufflenet_v2, maxvit
+(torchvision, weights=None, small inputs), gpt (an nn.TransformerEncoder language model), lstm,
+gru (nn.LSTM / nn.GRU sequence classifiers). The torchvision models need torchvision (Debian's python3-torchvision for
 the python3-torch configuration); the others need only torch. Each step draws its batch with
 torch.randn / torch.randint, trains with SGD and prints its loss. --time prints the median step time (steps after
 the first two), --print-steps each step's time, for bench/corpus_dump_bench.sh."""
@@ -17,7 +17,7 @@ import time
 import torch
 import torch.nn as nn
 
-TORCHVISION = {"resnet18", "mobilenet_v3_small", "efficientnet_b0", "vit", "swin_t"}
+TORCHVISION = {"resnet18", "mobilenet_v3_small", "efficientnet_b0", "vit", "swin_t", "shufflenet_v2", "maxvit"}
 
 
 def vision(name):
@@ -39,6 +39,13 @@ def vision(name):
 
         return SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4],
                                window_size=[4, 4], stochastic_depth_prob=0.1, num_classes=10), (3, 32, 32)
+    if name == "shufflenet_v2":  # 1x1 convolutions on 1x1 maps: sums that nearly cancel
+        return tvm.shufflenet_v2_x0_5(weights=None, num_classes=10), (3, 32, 32)
+    if name == "maxvit":  # reshape's views of strided windows; squeeze-excitation; relative position bias
+        from torchvision.models.maxvit import MaxVit
+
+        return MaxVit(input_size=(32, 32), stem_channels=16, partition_size=2, block_channels=[16, 32],
+                      block_layers=[1, 1], head_dim=8, stochastic_depth_prob=0.1, num_classes=10), (3, 32, 32)
     raise ValueError(name)
 
 

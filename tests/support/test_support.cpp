@@ -150,7 +150,9 @@ std::string build_cmake_project(const std::string& src, const TempDir& dir) {
 
 std::string fixture(const std::string& relative) { return std::string(ACCCHECK_FIXTURES) + "/" + relative; }
 
-MetricPlugin& metric_plugin(const std::string& standard_id) {
+MetricPlugin& metric_plugin(const std::string& standard_id) { return metric_plugin(standard_id, {}); }
+
+MetricPlugin& metric_plugin(const std::string& standard_id, const std::map<std::string, std::string>& overrides) {
   static auto* registry = [] {
     auto* r = new core::PluginRegistry();
     core::PluginSearch search;
@@ -165,7 +167,9 @@ MetricPlugin& metric_plugin(const std::string& standard_id) {
   }();
   for (const auto& [info, metric] : registry->metrics()) {
     if (metric->standard_id() != standard_id) continue;
-    metric->configure(flat.section("standards/" + standard_id));
+    Settings section = flat.section("standards/" + standard_id);
+    for (const auto& [key, value] : overrides) section.set(key, value);
+    metric->configure(section);
     return *metric;
   }
   throw std::runtime_error("metric plugin not built: " + standard_id);

@@ -55,6 +55,9 @@ std::string build_cmake_project(const std::string& src, const TempDir& dir);
 // Loads a metric plugin of the build (by standard id) and configures it from the shipped
 // standards.yaml; the plugin stays loaded for the test binary's life.
 MetricPlugin& metric_plugin(const std::string& standard_id);
+// The same plugin configured with the shipped settings but `overrides` (keys of its section, e.g.
+// {"max_rel_abs_excuse", "0"}); the next metric_plugin(id) call configures it as shipped again.
+MetricPlugin& metric_plugin(const std::string& standard_id, const std::map<std::string, std::string>& overrides);
 
 // RowView over a column → text map.
 class MapRow final : public RowView {

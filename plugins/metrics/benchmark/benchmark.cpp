@@ -6,11 +6,25 @@
 // output the NPU fills with NaN scores 0 on every ratio and passes in the reference tool. With
 // `nonfinite_outputs: error` (the shipped default, docs/compat.md) an NPU row whose cosine run_ut
 // wrote as nan, where the GPU row's is a number, is an error; `pass` restores the reference.
+//
+// The maximum relative error is the one ratio a healthy device fails at random on reductions
+// (convolutions, normalisations): its largest element sits where the output nearly cancels
+// (|B| ~ 1e-6 of a sum of terms ~ 1), whose rounding error relative to the value is large on any
+// device, and the NPU/GPU ratio of two such maxima is heavy-tailed — one device's error at that
+// element happens to be tiny. Torchvision networks on a healthy npu-sim: 5 of 370 convolutions
+// above 10, the NPU's largest absolute error 0.51-1.14 times the GPU's. With
+// `max_rel_abs_excuse: F` (2 in the shipped standards.yaml, docs/compat.md) a max-rel ratio above
+// its threshold passes, with a note, when the NPU's 最大绝对误差 is at most F times the GPU's: an
+// error no larger than the reference device's own rounding elsewhere in the same output cannot be
+// told from rounding. A wrong element of ordinary size has an absolute error far above that and is
+// still an error; errors spread over many elements still move the RMSE and mean ratios. 0 (or the
+// key absent): the reference's verdicts.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,6 +32,7 @@
 #include <acccheck/float_formats.hpp>
 #include <acccheck/metric.hpp>
 #include <acccheck/metric_support.hpp>
+#include <acccheck/number_format.hpp>
 #include <acccheck/simd.hpp>
 
 namespace {
@@ -45,7 +60,7 @@ class BenchmarkStandard final : public MetricPlugin {
   std::string_view standard_id() const override { return "benchmark"; }
   std::string_view algorithm_name() const override { return "标杆比对法"; }
   std::vector<std::string> details_columns() const override {
-    return {"误差均衡性", "均方根误差", "小值域错误占比", "相对误差最大值", "相对误差平均值", "余弦相似度"};
+    return {"误差均衡性", "均方根误差", "小值域错误占比", "相对误差最大值", "相对误差平均值", "余弦相似度", "最大绝对误差"};
   }
   std::vector<std::string> compare_columns() const override {
     std::vector<std::string> c;
@@ -64,6 +79,13 @@ class BenchmarkStandard final : public MetricPlugin {
     if (mode != "pass" && mode != "error")
       throw std::invalid_argument("benchmark: nonfinite_outputs: expected pass or error, found '" + mode + "'");
     nonfinite_errors_ = mode == "error";
+    max_rel_abs_excuse_ = 0.0;
+    if (const auto text = s.text("max_rel_abs_excuse")) {
+      const auto v = parse_python_float(*text);
+      if (!v || !std::isfinite(*v) || *v < 0)
+        throw std::invalid_argument("benchmark: max_rel_abs_excuse: expected a number >= 0 (0: off), found '" + *text + "'");
+      max_rel_abs_excuse_ = *v;
+    }
   }
 
   // One pass over the output (the default standard: most rows of a run come here), driven by
@@ -134,7 +156,7 @@ class BenchmarkStandard final : public MetricPlugin {
     const std::string dtype(in.dtype);
     const double minimum_err = settings_.number("minimum_err", dtype);
     Judgement j;
-    std::string inf_nan_messages, error_messages;
+    std::string inf_nan_messages, error_messages, notes;
     std::vector<ms::DomainCheck> domains;
     std::vector<std::string_view> statuses;
     for (std::size_t i = 0; i < 5; ++i) {
@@ -155,6 +177,12 @@ class BenchmarkStandard final : public MetricPlugin {
         ratio = std::fabs(x) / std::fmax(std::fabs(y), minimum_err);
       }
       bool error = !c.consistent || (std::isfinite(ratio) && ratio > thresholds_[i]);
+      if (error && c.consistent && i == kMaxRel && max_rel_abs_excuse_ > 0) {
+        if (auto note = max_rel_excuse(in, ratio)) {
+          error = false;
+          notes += *note;
+        }
+      }
       j.cells.emplace_back(m.ratio_column, ms::fixed14(ratio));
       j.cells.emplace_back(m.status_column, error ? "error" : "pass");
       if (error && m.error_message) {
@@ -167,7 +195,7 @@ class BenchmarkStandard final : public MetricPlugin {
         }
       }
     }
-    j.message = inf_nan_messages + error_messages;
+    j.message = inf_nan_messages + error_messages + notes;
     ms::apply_domain_checks(domains, statuses, j);
     if (nonfinite_errors_ && is_nan_text(in.npu.cell("余弦相似度")) && !is_nan_text(in.gpu.cell("余弦相似度"))) {
       j.verdict = Verdict::error;
@@ -179,6 +207,25 @@ class BenchmarkStandard final : public MetricPlugin {
   }
 
  private:
+  static constexpr std::size_t kMaxRel = 2;  // kMetrics' 相对误差最大值
+
+  // The note for a max-rel ratio above its threshold that the NPU's absolute errors excuse (the
+  // comment at the top), or nothing. The excuse needs both rows' 最大绝对误差 as numbers (run_ut
+  // leaves it blank where the cosine failed) and the GPU's above 0: run_ut writes it with 14
+  // decimals, so a 0 there may be a rounded value and says nothing about the scale.
+  std::optional<std::string> max_rel_excuse(const JudgeInput& in, double ratio) const {
+    auto value = [](std::string_view text) -> std::optional<double> {
+      auto v = parse_python_float(text);
+      if (!v || !std::isfinite(*v) || *v < 0) return std::nullopt;
+      return v;
+    };
+    const auto npu = value(in.npu.cell("最大绝对误差")), gpu = value(in.gpu.cell("最大绝对误差"));
+    if (!npu || !gpu || !(*gpu > 0) || *npu > max_rel_abs_excuse_ * *gpu) return std::nullopt;
+    return "NOTE: 相对误差最大值比值 " + python_float_repr(ratio) + " above its threshold, but the NPU's 最大绝对误差 (" +
+           python_float_repr(*npu) + ") is within " + python_float_repr(max_rel_abs_excuse_) + "x the GPU's (" +
+           python_float_repr(*gpu) + "): an element near zero, within rounding\n";
+  }
+
   // What one block adds to the row's totals (64-bit: as wide as the double lanes).
   struct Totals {
     std::int64_t small_count = 0, small_bad = 0, pos = 0, neg = 0;
@@ -245,6 +292,7 @@ class BenchmarkStandard final : public MetricPlugin {
   Settings settings_;
   double thresholds_[5] = {2, 2, 10, 2, 2};
   bool nonfinite_errors_ = false;
+  double max_rel_abs_excuse_ = 0.0;  // 0: the reference's verdicts
 };
 
 }  // namespace
