@@ -27,7 +27,7 @@ steps=${3:-30}
 acc="$build/acccheck"
 script="$(cd "$(dirname "$0")/.." && pwd)/tests/models/train_model.py"
 python=${PYTHON:-/usr/bin/python3}
-read -r -a models <<< "${MODELS:-gpt:fp32 gpt:bf16 lstm:fp32 gru:fp32 resnet18:fp32 resnet18:bf16 mobilenet_v3_small:fp32 efficientnet_b0:fp32 vit:fp32 swin_t:fp32 shufflenet_v2:fp32 maxvit:fp32}"
+read -r -a models <<< "${MODELS:-gpt:fp32 gpt:bf16 lstm:fp32 gru:fp32 resnet18:fp32 resnet18:bf16 mobilenet_v3_small:fp32 efficientnet_b0:fp32 vit:fp32 swin_t:fp32 shufflenet_v2:fp32 maxvit:fp32 lraspp:fp32}"
 read -r -a modes <<< "${MODES:-plain full off}"
 threads=${THREADS-1}
 if [ -n "$threads" ]; then export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads; fi

@@ -254,6 +254,11 @@ std::optional<std::pair<std::string, Direction>> split_entry_name(std::string_vi
   auto ends_with = [&](std::string_view suffix) {
     return key.size() >= suffix.size() && key.substr(key.size() - suffix.size()) == suffix;
   };
+  // By the suffix first: aten operators carry the words in their names (Aten.nll_loss2d_forward.0.backward,
+  // a segmentation loss's gradient; Aten.convolution_backward.0.forward under --capture-backward-ops),
+  // where the reference's substring test alone took a backward entry for a malformed forward one.
+  if (ends_with(".forward")) return std::make_pair(std::string(key.substr(0, key.size() - 8)), Direction::forward);
+  if (ends_with(".backward")) return std::make_pair(std::string(key.substr(0, key.size() - 9)), Direction::backward);
   if (key.find("forward") != std::string_view::npos) {
     if (!ends_with(".forward"))
       throw RecordError(std::string(file), std::string(key), "<key>", "an entry name ending in \".forward\"");

@@ -148,5 +148,6 @@ INSTANTIATE_TEST_SUITE_P(Models, ModelCorpus,
                                            Model{"vit", "fp32", true, kNormFault}, Model{"swin_t", "fp32", true, kNormFault},
                                            Model{"shufflenet_v2", "fp32", true, kConvFault},
                                            Model{"maxvit", "fp32", true, kConvFault},
+                                           Model{"lraspp", "fp32", true, kConvFault},
                                            Model{"resnet18", "bf16", true, kConvFaultBf16}),
                          [](const ::testing::TestParamInfo<Model>& info) { return info.param.label(); });

@@ -3,8 +3,8 @@
 
   python train_model.py MODEL [--dtype fp32|bf16] [--steps N] [--time] [--print-steps]
 
-MODEL: resnet18, mobilenet_v3_small, efficientnet_b0, vit, swin_t, shufflenet_v2, maxvit
-(torchvision, weights=None, small inputs), gpt (an nn.TransformerEncoder language model), lstm,
+MODEL: resnet18, mobilenet_v3_small, efficientnet_b0, vit, swin_t, shufflenet_v2, maxvit,
+lraspp (torchvision, weights=None, small inputs; lraspp segments 4 classes per pixel), gpt (an nn.TransformerEncoder language model), lstm,
 gru (nn.LSTM / nn.GRU sequence classifiers). The torchvision models need torchvision (Debian's python3-torchvision for
 the python3-torch configuration); the others need only torch. Each step draws its batch with
 torch.randn / torch.randint, trains with SGD and prints its loss. --time prints the median step time (steps after
@@ -17,7 +17,7 @@ import time
 import torch
 import torch.nn as nn
 
-TORCHVISION = {"resnet18", "mobilenet_v3_small", "efficientnet_b0", "vit", "swin_t", "shufflenet_v2", "maxvit"}
+TORCHVISION = {"resnet18", "mobilenet_v3_small", "efficientnet_b0", "vit", "swin_t", "shufflenet_v2", "maxvit", "lraspp"}
 
 
 def vision(name):
@@ -46,6 +46,10 @@ def vision(name):
 
         return MaxVit(input_size=(32, 32), stem_channels=16, partition_size=2, block_channels=[16, 32],
                       block_layers=[1, 1], head_dim=8, stochastic_depth_prob=0.1, num_classes=10), (3, 32, 32)
+    if name == "lraspp":  # segmentation: bilinear upsampling, a per-pixel loss (aten::nll_loss2d_forward)
+        from torchvision.models.segmentation import lraspp_mobilenet_v3_large
+
+        return lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4), (3, 64, 64)
     raise ValueError(name)
 
 
@@ -62,6 +66,17 @@ class GPT(nn.Module):
     def forward(self, x):
         h = self.tok(x) + self.pos[:, : x.shape[1]]
         return self.head(self.body(h, mask=self.mask))
+
+
+class SegmentationLogits(nn.Module):
+    """torchvision's segmentation models return a dict; the loss takes its "out"."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
 
 
 class Recurrent(nn.Module):
@@ -86,7 +101,12 @@ def main():
     torch.manual_seed(0)
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float32
     batch = 2
-    if a.model in TORCHVISION:
+    if a.model == "lraspp":
+        model, shape = vision(a.model)
+        make = lambda: (torch.randn(batch, *shape, dtype=dtype), torch.randint(0, 4, (batch, *shape[1:])))
+        model = SegmentationLogits(model)
+        loss_fn = nn.functional.cross_entropy
+    elif a.model in TORCHVISION:
         model, shape = vision(a.model)
         make = lambda: (torch.randn(batch, *shape, dtype=dtype), torch.randint(0, 10, (batch,)))
         loss_fn = nn.functional.cross_entropy

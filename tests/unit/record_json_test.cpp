@@ -93,6 +93,33 @@ TEST(DumpJson, StreamsModuleEntriesAway) {
   EXPECT_EQ(records[0].api, "Functional.relu.0");
 }
 
+// aten operators whose names hold "forward" or "backward" (a segmentation loss: cross_entropy on
+// a 4-D input calls nll_loss2d_forward; --capture-backward-ops records convolution_backward): the
+// entry's suffix is its direction. The reference's substring test refused the first as a malformed
+// forward entry and run_ut stopped with exit 3.
+TEST(DumpJson, OperatorNamesHoldingForwardOrBackwardSplitByTheirSuffix) {
+  auto api_forward = split_entry_name("Aten.nll_loss2d_forward.0.forward", "f");
+  ASSERT_TRUE(api_forward);
+  EXPECT_EQ(api_forward->first, "Aten.nll_loss2d_forward.0");
+  EXPECT_EQ(api_forward->second, Direction::forward);
+  auto its_backward = split_entry_name("Aten.nll_loss2d_forward.0.backward", "f");
+  ASSERT_TRUE(its_backward);
+  EXPECT_EQ(its_backward->first, "Aten.nll_loss2d_forward.0");
+  EXPECT_EQ(its_backward->second, Direction::backward);
+  auto backward_op = split_entry_name("Aten.convolution_backward.0.forward", "f");
+  ASSERT_TRUE(backward_op);
+  EXPECT_EQ(backward_op->first, "Aten.convolution_backward.0");
+  EXPECT_EQ(backward_op->second, Direction::forward);
+  TempDir d;
+  write_file(d / "dump.json", R"({"task": "statistics", "dump_data_dir": null, "data": {
+    "Aten.nll_loss2d_forward.0.forward": {"input_args": [], "input_kwargs": {}, "output": []},
+    "Aten.nll_loss2d_forward.0.backward": {"input": [], "output": []}}})");
+  auto records = read_all(d / "dump.json");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].api, "Aten.nll_loss2d_forward.0");
+  EXPECT_EQ(records[1].direction, Direction::backward);
+}
+
 TEST(DumpJson, MalformedInputsFailWithOneClearLine) {
   EXPECT_EQ(error_of("{\"data\": {"), "<file>: line 1, column 11: invalid JSON: Missing a name for object member.");
   EXPECT_EQ(error_of("{\"task\": \"statistics\"}"),

@@ -141,6 +141,8 @@ class RecordError : public std::runtime_error {
 
 // Splits an entry key into (api, direction) with the reference's rules (dump-format.md §2.1):
 // keys containing "Module" return nullopt (skipped); "forward"/"backward" keys must end with it.
+// The suffix decides first: an aten operator's name may hold the other word
+// (Aten.nll_loss2d_forward.0.backward is a backward entry).
 std::optional<std::pair<std::string, Direction>> split_entry_name(std::string_view key,
                                                                    std::string_view file);
 
