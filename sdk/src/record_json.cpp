@@ -259,16 +259,11 @@ std::optional<std::pair<std::string, Direction>> split_entry_name(std::string_vi
   // where the reference's substring test alone took a backward entry for a malformed forward one.
   if (ends_with(".forward")) return std::make_pair(std::string(key.substr(0, key.size() - 8)), Direction::forward);
   if (ends_with(".backward")) return std::make_pair(std::string(key.substr(0, key.size() - 9)), Direction::backward);
-  if (key.find("forward") != std::string_view::npos) {
-    if (!ends_with(".forward"))
-      throw RecordError(std::string(file), std::string(key), "<key>", "an entry name ending in \".forward\"");
-    return std::make_pair(std::string(key.substr(0, key.size() - 8)), Direction::forward);
-  }
-  if (key.find("backward") != std::string_view::npos) {
-    if (!ends_with(".backward"))
-      throw RecordError(std::string(file), std::string(key), "<key>", "an entry name ending in \".backward\"");
-    return std::make_pair(std::string(key.substr(0, key.size() - 9)), Direction::backward);
-  }
+  // Neither suffix: a key with either word is a malformed entry of that direction (the reference's rule).
+  if (key.find("forward") != std::string_view::npos)
+    throw RecordError(std::string(file), std::string(key), "<key>", "an entry name ending in \".forward\"");
+  if (key.find("backward") != std::string_view::npos)
+    throw RecordError(std::string(file), std::string(key), "<key>", "an entry name ending in \".backward\"");
   throw RecordError(std::string(file), std::string(key), "<key>",
                     "an entry name <Prefix>.<api>.<count>.forward|backward (unexpected name structure)");
 }

@@ -4,9 +4,9 @@
   python train_model.py MODEL [--dtype fp32|bf16] [--steps N] [--time] [--print-steps]
 
 MODEL: resnet18, mobilenet_v3_small, efficientnet_b0, vit, swin_t, shufflenet_v2, maxvit,
-lraspp (torchvision, weights=None, small inputs; lraspp segments 4 classes per pixel), gpt (an nn.TransformerEncoder language model), lstm,
-gru (nn.LSTM / nn.GRU sequence classifiers). The torchvision models need torchvision (Debian's python3-torchvision for
-the python3-torch configuration); the others need only torch. Each step draws its batch with
+lraspp (torchvision, weights=None, small inputs; lraspp segments 4 classes per pixel), gpt (an
+nn.TransformerEncoder language model), lstm, gru (nn.LSTM / nn.GRU sequence classifiers). The
+torchvision models need torchvision (Debian's python3-torchvision for the python3-torch configuration); the others need only torch. Each step draws its batch with
 torch.randn / torch.randint, trains with SGD and prints its loss. --time prints the median step time (steps after
 the first two), --print-steps each step's time, for bench/corpus_dump_bench.sh."""
 import argparse
