@@ -87,7 +87,7 @@ void validate_standards(const YAML::Node& root, const std::string& file) {
           if (kv.first.as<std::string>() == "apis") {
             strings(path, kv.second);
           } else if (kv.first.as<std::string>() == "reference_shared" || kv.first.as<std::string>() == "nonfinite_outputs") {
-            // The switches among the thresholds (absolute_threshold: a rate the GPU shares;
+            // The switches among the thresholds (absolute_threshold, ulp_compare: a rate the GPU shares;
             // benchmark: NaN/inf outputs); docs/compat.md.
             if (!kv.second.IsScalar() || (kv.second.Scalar() != "pass" && kv.second.Scalar() != "error"))
               fail(path, "pass or error", kv.second);

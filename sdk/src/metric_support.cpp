@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 
 #include "acccheck/simd.hpp"
 
@@ -314,6 +315,14 @@ bool apply_domain_checks(const std::vector<DomainCheck>& checks, const std::vect
     for (auto s : status_columns)
       if (column == s) text = "error";
   return true;
+}
+
+bool pass_or_error_switch(const Settings& s, std::string_view standard, std::string_view key, std::string_view absent) {
+  const std::string mode = s.text(key).value_or(std::string(absent));
+  if (mode != "pass" && mode != "error")
+    throw std::invalid_argument(std::string(standard) + ": " + std::string(key) + ": expected pass or error, found '" + mode +
+                                "'");
+  return mode == "pass";
 }
 
 }  // namespace acccheck::metric_support

@@ -141,6 +141,8 @@ TEST_P(ModelCorpus, HealthyIsNeverFlaggedEveryApiIsJudgedAPlantedFaultIsFound) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelCorpus,
                          ::testing::Values(Model{"gpt", "fp32", false, kNormFault}, Model{"gpt", "bf16", false, kNormFault},
+                                           Model{"seq2seq", "fp32", false, kNormFault},
+                                           Model{"seq2seq", "bf16", false, kNormFault},
                                            Model{"lstm", "fp32", false, kMmFault}, Model{"gru", "fp32", false, kMmFault},
                                            Model{"resnet18", "fp32", true, kConvFault},
                                            Model{"mobilenet_v3_small", "fp32", true, kConvFault},

@@ -5,7 +5,7 @@
 
 MODEL: resnet18, mobilenet_v3_small, efficientnet_b0, vit, swin_t, shufflenet_v2, maxvit,
 lraspp (torchvision, weights=None, small inputs; lraspp segments 4 classes per pixel), gpt (an
-nn.TransformerEncoder language model), lstm, gru (nn.LSTM / nn.GRU sequence classifiers). The
+nn.TransformerEncoder language model), seq2seq (an encoder-decoder nn.Transformer), lstm, gru (nn.LSTM / nn.GRU sequence classifiers). The
 torchvision models need torchvision (Debian's python3-torchvision for the python3-torch configuration); the others need only torch. Each step draws its batch with
 torch.randn / torch.randint, trains with SGD and prints its loss. --time prints the median step time (steps after
 the first two), --print-steps each step's time, for bench/corpus_dump_bench.sh."""
@@ -68,6 +68,23 @@ class GPT(nn.Module):
         return self.head(self.body(h, mask=self.mask))
 
 
+class Seq2Seq(nn.Module):
+    """An encoder-decoder nn.Transformer over token pairs: x[:, 0] is the source, x[:, 1] the target."""
+
+    def __init__(self, vocab=64, dim=32, heads=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.body = nn.Transformer(dim, heads, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=64,
+                                   dropout=0.1, batch_first=True)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, x):
+        # float32, as nn.Transformer's helper makes it, whatever the model's dtype: in bfloat16 the
+        # attention adds it to bfloat16 scores (aten::baddbmm on LibTorch 1.13)
+        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[2])
+        return self.head(self.body(self.tok(x[:, 0]), self.tok(x[:, 1]), tgt_mask=mask))
+
+
 class SegmentationLogits(nn.Module):
     """torchvision's segmentation models return a dict; the loss takes its "out"."""
 
@@ -113,6 +130,10 @@ def main():
     elif a.model == "gpt":
         model = GPT()
         make = lambda: (torch.randint(0, 64, (batch, 16)), torch.randint(0, 64, (batch, 16)))
+        loss_fn = lambda out, y: nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]).float(), y.reshape(-1))
+    elif a.model == "seq2seq":
+        model = Seq2Seq()
+        make = lambda: (torch.randint(0, 64, (batch, 2, 8)), torch.randint(0, 64, (batch, 8)))
         loss_fn = lambda out, y: nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]).float(), y.reshape(-1))
     elif a.model in ("lstm", "gru"):
         model = Recurrent(a.model)

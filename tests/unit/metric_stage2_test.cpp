@@ -218,6 +218,52 @@ TEST(UlpJudge, InconsistentNanIsAnErrorWithAStatus) {
   EXPECT_EQ(k.verdict, Verdict::error);
 }
 
+// Fix bg (docs/compat.md): the bfloat16 baddbmm of an encoder-decoder nn.Transformer (scores plus a
+// float32 causal mask drawn at float32's lowest value): 1 of 256 outputs overflows to -inf in
+// bfloat16 where the float32 benchmark stays finite, on npu-sim and on the CPU alike — run_ut's
+// real cells. The reference needs a ratio strictly below 1: an NPU identical to the GPU failed.
+TEST(UlpJudge, AShareTheGpuHasExactlyPassesWithANote) {
+  auto row = [](const std::string& m, const std::string& p) { return MapRow{{"ULP误差平均值", m}, {"ULP误差大于阈值占比", p}}; };
+  auto j = judge("ulp_compare", row("nan", "0.00390625000000"), row("nan", "0.00390625000000"), "torch.bfloat16");
+  EXPECT_EQ(j.verdict, Verdict::pass);
+  EXPECT_EQ(cells(j)["ULP误差大于阈值占比比值"], "1.00000000000000");
+  EXPECT_EQ(cells(j)["ULP误差判定结果"], "pass");
+  EXPECT_EQ(j.message, "NOTE: ULP误差大于阈值占比 not above the GPU's (0.00390625000000)");
+  // float32: mean 70 >= 64, share 0.06 >= 0.05, ratio exactly 1.
+  auto f = judge("ulp_compare", row("70", "0.06"), row("70", "0.06"), "torch.float32");
+  EXPECT_EQ(f.verdict, Verdict::pass);
+  EXPECT_EQ(f.message, "NOTE: ULP误差大于阈值占比 not above the GPU's (0.06000000000000)");
+  // One element in 10,000 more than the GPU's is above it: an error, as before.
+  auto above = judge("ulp_compare", row("nan", "0.0040"), row("nan", "0.0039"), "torch.bfloat16");
+  EXPECT_EQ(above.verdict, Verdict::error);
+  EXPECT_EQ(above.message, "ERROR: ULP误差不满足标准\n");
+  // A GPU share below the ratio's floor (2^-8): an NPU share at the floor has ratio 1 but is above it.
+  auto floor = judge("ulp_compare", row("0.5", "0.00390625"), row("0.5", "0.002"), "torch.bfloat16");
+  EXPECT_EQ(floor.verdict, Verdict::error);
+  // Means inconsistent (NaN against a number): an error whatever the shares.
+  EXPECT_EQ(judge("ulp_compare", row("nan", "0.5"), row("3", "0.5"), "torch.float16").verdict, Verdict::error);
+  // A smaller share passed before the fix and passes without a note.
+  auto below = judge("ulp_compare", row("nan", "0.0039"), row("nan", "0.0040"), "torch.bfloat16");
+  EXPECT_EQ(below.verdict, Verdict::pass);
+  EXPECT_EQ(below.message, "");
+}
+
+TEST(UlpJudge, ReferenceSharedErrorRestoresTheReferenceAndABadValueIsRefused) {
+  auto row = [](const std::string& p) { return MapRow{{"ULP误差平均值", "nan"}, {"ULP误差大于阈值占比", p}}; };
+  auto& plugin = metric_plugin("ulp_compare", {{"reference_shared", "error"}});
+  auto j = plugin.judge(JudgeInput{row("0.00390625000000"), row("0.00390625000000"), "torch.bfloat16"});
+  EXPECT_EQ(j.verdict, Verdict::error);
+  EXPECT_EQ(j.message, "ERROR: ULP误差不满足标准\n");
+  try {
+    metric_plugin("ulp_compare", {{"reference_shared", "maybe"}});
+    ADD_FAILURE() << "maybe accepted";
+  } catch (const std::exception& e) {
+    EXPECT_EQ(std::string(e.what()), "ulp_compare: reference_shared: expected pass or error, found 'maybe'");
+  }
+  EXPECT_EQ(judge("ulp_compare", row("0.00390625000000"), row("0.00390625000000"), "torch.bfloat16").verdict,
+            Verdict::pass);  // as shipped again
+}
+
 TEST(UlpJudge, Fp8DecidesOnTheProportionAlone) {
   MapRow npu{{"ULP误差平均值", "5"}, {"ULP误差大于阈值占比", "0.0009"}};
   auto j = judge("ulp_compare", npu, MapRow{}, "torch.float8_e4m3fn");

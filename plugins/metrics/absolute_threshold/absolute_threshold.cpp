@@ -10,7 +10,6 @@
 #include <acccheck/metric.hpp>
 #include <acccheck/metric_support.hpp>
 
-#include <stdexcept>
 #include <string>
 
 namespace {
@@ -42,10 +41,7 @@ class AbsoluteThresholdStandard final : public MetricPlugin {
 
   void configure(const Settings& s) override {
     settings_ = s;
-    const std::string mode = s.text("reference_shared").value_or("error");
-    if (mode != "pass" && mode != "error")
-      throw std::invalid_argument("absolute_threshold: reference_shared: expected pass or error, found '" + mode + "'");
-    shared_passes_ = mode == "pass";
+    shared_passes_ = ms::pass_or_error_switch(s, "absolute_threshold", "reference_shared", "error");
   }
 
   std::vector<MetricValue> compute(const OutputPair& out) const override {

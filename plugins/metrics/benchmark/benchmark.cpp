@@ -75,10 +75,7 @@ class BenchmarkStandard final : public MetricPlugin {
     settings_ = s;
     for (std::size_t i = 0; i < 5; ++i)
       thresholds_[i] = s.number(std::string("ratio_thresholds/") + kMetrics[i].threshold_key);
-    const std::string mode = s.text("nonfinite_outputs").value_or("pass");
-    if (mode != "pass" && mode != "error")
-      throw std::invalid_argument("benchmark: nonfinite_outputs: expected pass or error, found '" + mode + "'");
-    nonfinite_errors_ = mode == "error";
+    nonfinite_errors_ = !ms::pass_or_error_switch(s, "benchmark", "nonfinite_outputs", "pass");
     max_rel_abs_excuse_ = 0.0;
     if (const auto text = s.text("max_rel_abs_excuse")) {
       const auto v = parse_python_float(*text);

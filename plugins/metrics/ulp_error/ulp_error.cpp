@@ -1,11 +1,19 @@
 // ULP误差比对法 (ULP error standard, precision-standards.md §5.4): errors measured in units in the
 // last place of the benchmark value. Used for matmul-like APIs and fp8 outputs.
+//
+// The reference passes a share above its threshold only when the NPU/GPU ratio is strictly below
+// 1, so an NPU with one element fewer above the threshold than the GPU passes while one identical
+// to the GPU fails. With `reference_shared: pass` (the shipped default, docs/compat.md fix bg) a
+// share not above the GPU's passes too, with a note — in practice a share the GPU has exactly: a
+// bfloat16 output that overflows where the float32 benchmark does not (an attention mask drawn at
+// float32's lowest value) is past the threshold on every device alike. `error`: the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <acccheck/metric.hpp>
 #include <acccheck/metric_support.hpp>
@@ -29,7 +37,10 @@ class UlpStandard final : public MetricPlugin {
   std::string_view algorithm_name() const override { return "ULP误差比对法"; }
   std::vector<std::string> details_columns() const override { return {kMax, kMean, kProportion}; }
   std::vector<std::string> compare_columns() const override { return {kMean, kProportion, kRatio, kStatus}; }
-  void configure(const Settings& s) override { settings_ = s; }
+  void configure(const Settings& s) override {
+    settings_ = s;
+    shared_passes_ = ms::pass_or_error_switch(s, "ulp_compare", "reference_shared", "error");
+  }
 
   // One pass over the row: the ULP errors are made 128 at a time and reduced while they are in
   // L1 (maximum, count above the threshold, numpy's pairwise sum for the mean), never stored as a
@@ -108,6 +119,10 @@ class UlpStandard final : public MetricPlugin {
     } else {
       ok = p < settings_.number("proportion") || ratio < settings_.number("ratio");
     }
+    // Not above the GPU's: after the reference's rule this admits exactly p == q >= minimum_err
+    // (a smaller p already has a ratio below 1).
+    const bool shared = !ok && consistent && shared_passes_ && std::isfinite(p) && std::isfinite(q) && p <= q;
+    if (shared) ok = true;
     j.verdict = ok ? Verdict::pass : Verdict::error;
     j.cells = {{kMean, ms::fixed14(m)}, {kProportion, ms::fixed14(p)}, {kRatio, ms::fixed14(ratio)},
                {kStatus, ok ? "pass" : "error"}};
@@ -116,6 +131,7 @@ class UlpStandard final : public MetricPlugin {
       j.deciding_metric = kRatio;
       j.severity = consistent ? ratio : INFINITY;
     }
+    if (shared) j.message = std::string("NOTE: ") + kProportion + " not above the GPU's (" + ms::fixed14(q) + ")";
     ms::apply_domain_checks(domains, {kStatus}, j);
     return j;
   }
@@ -245,6 +261,7 @@ class UlpStandard final : public MetricPlugin {
   }
 
   Settings settings_;
+  bool shared_passes_ = false;
 };
 
 }  // namespace

@@ -187,4 +187,12 @@ struct ZeroRate {
 };
 std::vector<std::string> judge_zero_rates(const RowView& npu, const std::vector<ZeroRate>& rates, Judgement& j);
 
+// ---- settings --------------------------------------------------------------------------------------
+
+// A switch among a standard's settings whose values are `pass` and `error` (acccheck's fixes that
+// one value turns back into the reference's verdicts, docs/compat.md): true for `pass`; `absent`
+// when the key is not set. Anything else throws std::invalid_argument
+// "<standard>: <key>: expected pass or error, found '<text>'".
+bool pass_or_error_switch(const Settings& s, std::string_view standard, std::string_view key, std::string_view absent);
+
 }  // namespace acccheck::metric_support
