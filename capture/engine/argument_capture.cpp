@@ -65,7 +65,20 @@ void FlatEncoder::encode(const c10::IValue& v, ArgSlot::Meaning meaning) {
   if (v.isNone()) {
     add(K::none);
   } else if (v.isTensor()) {
-    add_tensor(v.toTensor());
+    const at::Tensor& t = v.toTensor();
+    // A Python number passed for a Tensor parameter (`x * 0.5`, `total_norm + 1e-6`) reaches the
+    // dispatcher as a 0-d CPU "wrapped number", which takes no part in type promotion. It is written
+    // as the number, as msprobe's dumps hold it: written as a float64 tensor it was replayed as one,
+    // and `0-d float32 + 1e-6` came out float64 (SKIP). run_ut binds it back as a wrapped number.
+    if (t.defined() && t.unsafeGetTensorImpl()->is_wrapped_number() && t.device().is_cpu() && t.dim() == 0) {
+      switch (t.scalar_type()) {
+        case at::kDouble: add(K::real).real = *static_cast<const double*>(t.data_ptr()); return;
+        case at::kLong: add(K::integer).integer = *static_cast<const std::int64_t*>(t.data_ptr()); return;
+        case at::kBool: add(K::boolean).integer = *static_cast<const bool*>(t.data_ptr()) ? 1 : 0; return;
+        default: break;  // complex: kept as a tensor
+      }
+    }
+    add_tensor(t);
   } else if (v.isInt()) {
     K kind = meaning == M::dtype ? K::dtype : meaning == M::layout ? K::layout
            : meaning == M::memory_format ? K::memory_format : K::integer;

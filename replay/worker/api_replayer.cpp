@@ -275,6 +275,20 @@ bool multi_output(const std::vector<IValue>& results) {
   return results.size() > 1 || (results.size() == 1 && (results[0].isList() || results[0].isTuple()));
 }
 
+// An operator that returns nothing and writes arguments — the in-place foreach family optimizers
+// and gradient clipping run (`_foreach_mul_(Tensor(a!)[] self, Tensor other) -> ()`, the default on
+// CUDA and NPU) — produces what it wrote: those arguments (the values, which share the tensors
+// the call writes), in schema order, are its results. Empty for every other operator. Without
+// this the call had no output to compare and passed unjudged.
+std::vector<IValue> written_arguments(const c10::FunctionSchema& schema, const std::vector<IValue>& stack) {
+  std::vector<IValue> written;
+  if (!schema.returns().empty()) return written;
+  const auto& params = schema.arguments();
+  for (std::size_t i = 0; i < params.size() && i < stack.size(); ++i)
+    if (params[i].alias_info() && params[i].alias_info()->isWrite()) written.push_back(stack[i]);
+  return written;
+}
+
 IValue results_value(std::vector<IValue> results) {
   if (results.size() == 1) return results[0];
   return IValue(c10::ivalue::Tuple::create(std::move(results)));
@@ -493,17 +507,19 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   if (bench_function) {
     bench.results = bench_function(bench_stack);
   } else {
+    std::vector<IValue> written = written_arguments(call.op.schema(), bench_stack);
     call.op.callBoxed(&bench_stack);
-    bench.results = std::move(bench_stack);
+    bench.results = written.empty() ? std::move(bench_stack) : std::move(written);
   }
   op_seconds += std::chrono::duration<double>(Clock::now() - t_bench).count();
   phases.mark("fwd_ops");
   std::vector<IValue> device_stack = stack_for(device, ctx.device->device(), false);
+  std::vector<IValue> device_written = written_arguments(call.op.schema(), device_stack);
   timed([&] {
     ctx.device->call_operator(call.op, device_stack);
     ctx.device->synchronize();
   });
-  device.results = std::move(device_stack);
+  device.results = device_written.empty() ? std::move(device_stack) : std::move(device_written);
   phases.mark("fwd_ops");
 
   // With -save_error_data the comparison must run here: it decides which tensors to save.

@@ -1,5 +1,6 @@
 #include "operator_binding.hpp"
 
+#include <ATen/ScalarOps.h>
 #include <ATen/core/List.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
@@ -15,17 +16,25 @@ using c10::IValue;
 using c10::TypeKind;
 
 // The value converted to what `type` accepts (int → float, one int → int[N], ints → float[]),
-// or nullopt when it cannot be.
-std::optional<IValue> coerce(const IValue& v, const c10::TypePtr& type, std::optional<int32_t> n) {
+// or nullopt when it cannot be. With `numbers_as_tensors` (the recorded overload, known exactly) a
+// number for a Tensor parameter becomes the 0-d "wrapped number" the dispatcher received: a Python
+// number passed for a tensor (`total_norm + 1e-6`), which the dump writes as the number.
+std::optional<IValue> coerce(const IValue& v, const c10::TypePtr& type, std::optional<int32_t> n,
+                             bool numbers_as_tensors) {
   TypeKind k = type->kind();
   if (k == TypeKind::OptionalType) {
     if (v.isNone()) return v;
-    return coerce(v, type->containedType(0), n);
+    return coerce(v, type->containedType(0), n, numbers_as_tensors);
   }
   if (v.isNone()) return std::nullopt;
   switch (k) {
     case TypeKind::TensorType:
       if (v.isTensor()) return v;
+      if (numbers_as_tensors && (v.isDouble() || v.isInt() || v.isBool())) {
+        at::Tensor wrapped = at::scalar_to_tensor(v.toScalar());
+        wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+        return IValue(wrapped);
+      }
       return std::nullopt;
     case TypeKind::FloatType:
       if (v.isDouble()) return v;
@@ -77,6 +86,16 @@ std::optional<IValue> coerce(const IValue& v, const c10::TypePtr& type, std::opt
         }
         return IValue(l);
       }
+      if (ek == TypeKind::NumberType) {
+        // Scalar[] (`_foreach_div_.ScalarList`'s scalars: Adam's per-parameter step sizes): a
+        // list typed Scalar, which the kernel's unboxing checks.
+        c10::impl::GenericList l(c10::NumberType::get());
+        for (const IValue e : items) {
+          if (!(e.isInt() || e.isDouble() || e.isBool() || e.isComplexDouble())) return std::nullopt;
+          l.push_back(e);
+        }
+        return IValue(l);
+      }
       if (ek == TypeKind::BoolType) {
         c10::List<bool> l;
         for (const IValue e : items) {
@@ -117,7 +136,7 @@ struct Attempt {
 };
 
 std::optional<Attempt> try_bind(const c10::FunctionSchema& schema, const std::vector<IValue>& args,
-                                const std::vector<std::pair<std::string, IValue>>& kwargs, std::string& why) {
+                                const std::vector<std::pair<std::string, IValue>>& kwargs, bool exact, std::string& why) {
   const auto& params = schema.arguments();
   if (schema.is_vararg()) return why = "varargs", std::nullopt;
   std::size_t positional = 0;
@@ -149,7 +168,7 @@ std::optional<Attempt> try_bind(const c10::FunctionSchema& schema, const std::ve
     }
     std::optional<int32_t> n;  // c10::optional differs from std::optional before LibTorch 2.x
     if (p.N()) n = *p.N();
-    auto c = coerce(*value, p.type(), n);
+    auto c = coerce(*value, p.type(), n, exact);
     if (!c) {
       why = "argument '" + p.name() + "' expects " + p.type()->str() + ", got " + value->tagKind();
       return std::nullopt;
@@ -205,7 +224,7 @@ BoundCall bind_operator(const std::string& op, const std::vector<IValue>& args,
     const auto& schema = handle.schema();
     if (exact && schema.overload_name() != overload) continue;
     std::string why;
-    auto a = try_bind(schema, args, kwargs, why);
+    auto a = try_bind(schema, args, kwargs, exact, why);
     if (!a) {
       if (reasons.size() < 600) reasons += "; " + (schema.overload_name().empty() ? std::string("(default)") : schema.overload_name()) + ": " + why;
       continue;

@@ -674,6 +674,61 @@ TEST_F(RunUt, ReshapesViewOfAStridedInputIsReplayedOnTheDrawnInput) {
   }
 }
 
+// The multi-tensor ("foreach") calls of optimizers and gradient clipping — the default form on CUDA
+// and NPU — return nothing and write their first argument: judged on what they wrote, one row per
+// tensor. `Scalar[]` arguments (Adam's per-parameter step sizes) bind. A call with nothing to compare
+// (`_assert_async` returns nothing and writes nothing) is SKIP with its reason, not a pass of nothing.
+TEST_F(RunUt, InPlaceForeachCallsAreJudgedOnWhatTheyWrite) {
+  TempDir dir;
+  auto tensor = [](const std::string& shape) {
+    return "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": " + shape +
+           ", \"Max\": 1.0, \"Min\": -1.0, \"requires_grad\": false}";
+  };
+  const std::string list = "[" + tensor("[4, 3]") + ", " + tensor("[5]") + "]";
+  auto entry = [](const std::string& name, const std::string& args, const std::string& op) {
+    return "\"" + name + "\": {\"input_args\": " + args + ", \"input_kwargs\": {}, \"output\": [], \"acccheck_op\": \"" +
+           op + "\"}";
+  };
+  const std::string scalars = "[{\"type\": \"float\", \"value\": 0.5}, {\"type\": \"float\", \"value\": 0.25}]";
+  write_file(dir / "dump.json",
+             "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {" +
+                 entry("Aten._foreach_mul_.0.forward", "[" + list + ", {\"type\": \"float\", \"value\": 0.9}]",
+                       "aten::_foreach_mul_.Scalar(self, scalar)") + ", " +
+                 entry("Aten._foreach_addcdiv_.0.forward", "[" + list + ", " + list + ", " + list + ", " + scalars + "]",
+                       "aten::_foreach_addcdiv_.ScalarList(self, tensor1, tensor2, scalars)") + ", " +
+                 entry("Aten._assert_async.0.forward",
+                       "[{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [], \"Max\": 1.0, "
+                       "\"Min\": 1.0, \"requires_grad\": false}]",
+                       "aten::_assert_async(self)") + "}}");
+  for (const char* device : {"npu-sim", "cpu"}) {
+    auto r = run_ut({"-api_info", dir / "dump.json", "--device", device, "-o", dir / device});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto rows = records(result_csv(dir / device));
+    ASSERT_EQ(rows.size(), 4u) << device;
+    EXPECT_EQ(rows[1][0], "Aten._foreach_mul_.0");
+    EXPECT_EQ(rows[1][1], "pass") << device << ": " << (rows[1].size() > 3 ? rows[1][3] : "");
+    EXPECT_EQ(rows[2][0], "Aten._foreach_addcdiv_.0");
+    EXPECT_EQ(rows[2][1], "pass") << device << ": " << (rows[2].size() > 3 ? rows[2][3] : "");
+    EXPECT_EQ(rows[3][0], "Aten._assert_async.0");
+    EXPECT_EQ(rows[3][1], "SKIP") << device;
+    ASSERT_GE(rows[3].size(), 4u);
+    EXPECT_EQ(rows[3][3], "nothing to compare: the call returned no output and wrote none of its arguments");
+    std::vector<std::string> names, shapes;
+    for (const auto& d : records(details_csv(dir / device))) {
+      names.push_back(d[0]);
+      shapes.push_back(d.size() > 3 ? d[3] : "");
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"API Name", "Aten._foreach_mul_.0.forward.output.0",
+                                                "Aten._foreach_mul_.0.forward.output.1",
+                                                "Aten._foreach_addcdiv_.0.forward.output.0",
+                                                "Aten._foreach_addcdiv_.0.forward.output.1",
+                                                "Aten._assert_async.0.forward.output.0"}))
+        << device;
+    EXPECT_EQ(shapes[1], "(4, 3)");
+    EXPECT_EQ(shapes[2], "(5,)");
+  }
+}
+
 namespace {
 
 // run_ut over one Torch.relu entry whose input is the tensor file `pt`: its result row (header +

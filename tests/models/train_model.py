@@ -5,7 +5,9 @@
 
 MODEL: resnet18, mobilenet_v3_small, efficientnet_b0, vit, swin_t, shufflenet_v2, maxvit,
 lraspp (torchvision, weights=None, small inputs; lraspp segments 4 classes per pixel), gpt (an
-nn.TransformerEncoder language model), seq2seq (an encoder-decoder nn.Transformer), lstm, gru (nn.LSTM / nn.GRU sequence classifiers). The
+nn.TransformerEncoder language model), gpt_adam (the same trained with Adam and gradient clipping
+in their multi-tensor `foreach` form, the default on CUDA and NPU), seq2seq (an encoder-decoder
+nn.Transformer), lstm, gru (nn.LSTM / nn.GRU sequence classifiers). The
 torchvision models need torchvision (Debian's python3-torchvision for the python3-torch configuration); the others need only torch. Each step draws its batch with
 torch.randn / torch.randint, trains with SGD and prints its loss. --time prints the median step time (steps after
 the first two), --print-steps each step's time, for bench/corpus_dump_bench.sh."""
@@ -127,7 +129,7 @@ def main():
         model, shape = vision(a.model)
         make = lambda: (torch.randn(batch, *shape, dtype=dtype), torch.randint(0, 10, (batch,)))
         loss_fn = nn.functional.cross_entropy
-    elif a.model == "gpt":
+    elif a.model in ("gpt", "gpt_adam"):
         model = GPT()
         make = lambda: (torch.randint(0, 64, (batch, 16)), torch.randint(0, 64, (batch, 16)))
         loss_fn = lambda out, y: nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]).float(), y.reshape(-1))
@@ -142,7 +144,13 @@ def main():
     else:
         sys.exit(f"unknown model {a.model}")
     model = model.to(dtype)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    foreach = a.model == "gpt_adam"
+    if foreach:
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    # torch 2.x clips in foreach form too (_foreach_mul_); 1.13 has no such argument
+    clip_args = {"foreach": True} if foreach and int(torch.__version__.split(".")[0]) >= 2 else {}
     model.train()
     times = []
     for step in range(a.steps):
@@ -150,6 +158,8 @@ def main():
         x, y = make()
         loss = loss_fn(model(x).float(), y)
         loss.backward()
+        if foreach:
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0, **clip_args)
         opt.step()
         opt.zero_grad()
         print(f"step {step} loss {loss.item():.4f}", flush=True)

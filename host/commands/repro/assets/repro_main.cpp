@@ -5,6 +5,7 @@
 //
 //   ./repro [--device cpu|cuda|privateuseone] [--plugin DEVICE_PLUGIN.so] [--seed N]
 #include <ATen/ATen.h>
+#include <ATen/ScalarOps.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
@@ -138,9 +139,20 @@ int main(int argc, char** argv) {
         for (std::size_t k = 0; k < args.size(); ++k)
           if (args[k].name == sa.name()) i = k;
         if (i == args.size() && next < args.size() && args[next].name.empty()) i = next++;
-        if (i < args.size()) s.push_back(args[i].is_tensor ? c10::IValue(convert(inputs[i])) : args[i].value);
-        else if (sa.default_value()) s.push_back(*sa.default_value());
-        else throw std::runtime_error("argument '" + sa.name() + "' of " + kOperator + " is missing");
+        if (i < args.size() && !args[i].is_tensor && sa.type()->kind() == c10::TypeKind::TensorType &&
+            (args[i].value.isDouble() || args[i].value.isInt() || args[i].value.isBool())) {
+          // A Python number passed for a tensor (the dump writes it as the number): the 0-d
+          // "wrapped number" the dispatcher received, which takes no part in type promotion.
+          at::Tensor wrapped = at::scalar_to_tensor(args[i].value.toScalar());
+          wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+          s.push_back(wrapped);
+        } else if (i < args.size()) {
+          s.push_back(args[i].is_tensor ? c10::IValue(convert(inputs[i])) : args[i].value);
+        } else if (sa.default_value()) {
+          s.push_back(*sa.default_value());
+        } else {
+          throw std::runtime_error("argument '" + sa.name() + "' of " + kOperator + " is missing");
+        }
       }
       return s;
     };

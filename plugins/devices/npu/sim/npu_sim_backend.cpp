@@ -363,11 +363,11 @@ bool run_accelerator_variant(const c10::OperatorHandle& op, torch::jit::Stack* s
 }
 
 // ---- the fallback: every other operator, plus fault injection ------------------------------------
-void apply_faults_to_outputs(const Fault& fault, const c10::OperatorHandle& op, torch::jit::Stack* stack,
-                             std::uint64_t call_index) {
-  const std::size_t nret = op.schema().returns().size();
-  for (std::size_t i = stack->size() - nret; i < stack->size(); ++i) {
-    const c10::IValue& v = (*stack)[i];
+// `outputs`: the call's returns, or for an operator that returns nothing the arguments it wrote
+// (the in-place foreach family), whose tensors the call has changed.
+void apply_faults_to_outputs(const Fault& fault, const std::vector<c10::IValue>& outputs, std::uint64_t call_index) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const c10::IValue& v = outputs[i];
     if (v.isTensor()) {
       apply_value_fault(fault, installed_seed(), call_index * 131 + i, host_view(v.toTensor()));
     } else if (v.isTensorList()) {
@@ -404,11 +404,26 @@ void sim_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   // LibTorch's cpu_fallback moves tensors and tensor lists to the CPU but not lists of optional
   // tensors (`Tensor?[] indices` of index, index_put_): the CPU kernel would then refuse indices on
-  // the device. They are only read: their host views go instead.
+  // the device. They are only read: their host views go instead. On LibTorch 1.13 a tensor list
+  // the operator writes (`_foreach_add_(Tensor(a!)[] self, ...)`) goes as host views too, so the
+  // CPU kernel writes the device's memory: 1.13's cpu_fallback wrote such a list into CPU copies and
+  // dropped them (the device's tensors kept their old values); 2.x's copies them back itself, and
+  // would refuse host views as the copies' destination.
   {
     const std::size_t base = stack->size() - schema.arguments().size();
     for (std::size_t i = base; i < stack->size(); ++i) {
       c10::IValue& v = (*stack)[i];
+      const auto* alias = schema.arguments()[i - base].alias_info();
+      if (TORCH_VERSION_MAJOR < 2 && v.isTensorList() && alias && alias->isWrite()) {
+        const auto list = v.toTensorList();
+        c10::List<at::Tensor> on_host;
+        for (std::size_t k = 0; k < list.size(); ++k) {
+          const at::Tensor t = list.get(k);
+          on_host.push_back(t.defined() && t.device().type() == kDevice ? host_view(t) : t);
+        }
+        v = c10::IValue(std::move(on_host));
+        continue;
+      }
       if (!v.isOptionalTensorList()) continue;
       const auto list = v.toOptionalTensorList();
       c10::List<c10::optional<at::Tensor>> on_host;
@@ -419,8 +434,23 @@ void sim_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       v = c10::IValue(std::move(on_host));
     }
   }
+  std::vector<c10::IValue> written;
+  if (fault && schema.returns().empty()) {
+    const std::size_t base = stack->size() - schema.arguments().size();
+    for (std::size_t i = 0; i < schema.arguments().size(); ++i)
+      if (schema.arguments()[i].alias_info() && schema.arguments()[i].alias_info()->isWrite())
+        written.push_back((*stack)[base + i]);
+  }
   if (!run_accelerator_variant(op, stack)) at::native::cpu_fallback(op, stack);
-  if (fault && fault->kind != FaultKind::low_precision) apply_faults_to_outputs(*fault, op, stack, call_index);
+  if (fault && fault->kind != FaultKind::low_precision) {
+    if (schema.returns().empty()) {
+      apply_faults_to_outputs(*fault, written, call_index);
+    } else {
+      const std::size_t nret = schema.returns().size();
+      apply_faults_to_outputs(*fault, std::vector<c10::IValue>(stack->end() - static_cast<std::ptrdiff_t>(nret), stack->end()),
+                              call_index);
+    }
+  }
 }
 
 }  // namespace
@@ -475,12 +505,16 @@ void register_backend() {
     // a backend without a kernel of its own the dispatcher prefers the composite to the backend's
     // fallback, so they would arrive decomposed — fault files naming them would match nothing, and
     // the decomposition's rounding (2.x's bfloat16 layer norm) is not the CPU kernel's. A real
-    // accelerator has kernels for them: the fallback runs the CPU's.
+    // accelerator has kernels for them: the fallback runs the CPU's. So too the multi-tensor
+    // `_foreach_*` family (optimizers, gradient clipping), whose CPU kernel is the composite itself
+    // on LibTorch 2.x (a loop of per-tensor calls: 1.13 registered it as the CPU kernel): CUDA and
+    // torch_npu run each as one kernel.
     auto& dispatcher = c10::Dispatcher::singleton();
     for (const c10::OperatorName& op : dispatcher.getRegistrationsForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd)) {
       if (op.name.rfind("aten::", 0) != 0) continue;
       auto handle = dispatcher.findOp(op);
-      if (!handle || !handle->hasKernelForDispatchKey(c10::DispatchKey::CPU) ||
+      const bool multi_tensor = op.name.rfind("aten::_foreach_", 0) == 0;
+      if (!handle || !(multi_tensor || handle->hasKernelForDispatchKey(c10::DispatchKey::CPU)) ||
           handle->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1))
         continue;
       std::string qualified = op.name.substr(6) + (op.overload_name.empty() ? "" : "." + op.overload_name);
