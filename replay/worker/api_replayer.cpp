@@ -64,6 +64,12 @@ struct PhaseClock {
 const std::set<std::string> kNoBackward = {"repeat_interleave"};
 const std::set<std::string> kUnsupportedBackward = {"masked_select"};
 const std::map<std::string, std::size_t> kGradIndex = {{"topk", 0}, {"npu_fusion_attention", 0}};
+// The loss scaler's bookkeeping tensors (a scale, an inf flag) stay float32 on the benchmark: the
+// kernels refuse them raised ("inv_scale must be a float tensor"), and they are not data whose
+// rounding the benchmark is there to beat. torch.amp.GradScaler runs these every step.
+const std::map<std::string, std::set<std::string>> kFloat32Bookkeeping = {
+    {"_amp_foreach_non_finite_check_and_unscale_", {"found_inf", "inv_scale"}},
+    {"_amp_update_scale_", {"self", "found_inf"}}};
 
 std::string first_line(std::string s) {
   if (auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
@@ -277,15 +283,23 @@ bool multi_output(const std::vector<IValue>& results) {
 
 // An operator that returns nothing and writes arguments — the in-place foreach family optimizers
 // and gradient clipping run (`_foreach_mul_(Tensor(a!)[] self, Tensor other) -> ()`, the default on
-// CUDA and NPU) — produces what it wrote: those arguments (the values, which share the tensors
-// the call writes), in schema order, are its results. Empty for every other operator. Without
-// this the call had no output to compare and passed unjudged.
+// CUDA and NPU) — produces what it wrote: the tensors of those arguments (which share the memory
+// the call writes), in schema order with lists flattened, are its results (GradScaler's
+// `_amp_foreach_non_finite_check_and_unscale_` writes a list and a flag: one output each tensor).
+// Empty for every other operator. Without this the call had no output to compare and passed
+// unjudged.
 std::vector<IValue> written_arguments(const c10::FunctionSchema& schema, const std::vector<IValue>& stack) {
   std::vector<IValue> written;
   if (!schema.returns().empty()) return written;
   const auto& params = schema.arguments();
-  for (std::size_t i = 0; i < params.size() && i < stack.size(); ++i)
-    if (params[i].alias_info() && params[i].alias_info()->isWrite()) written.push_back(stack[i]);
+  for (std::size_t i = 0; i < params.size() && i < stack.size(); ++i) {
+    if (!params[i].alias_info() || !params[i].alias_info()->isWrite()) continue;
+    if (stack[i].isTensorList()) {
+      for (const at::Tensor t : stack[i].toTensorList()) written.emplace_back(t);
+    } else {
+      written.push_back(stack[i]);
+    }
+  }
   return written;
 }
 
@@ -479,6 +493,8 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   Side device = make_side(base, wants_grad, need_grad, to_device);
   phases.mark("inputs");
 
+  const auto bookkeeping_it = kFloat32Bookkeeping.find(short_api);
+  const std::set<std::string>* bookkeeping = bookkeeping_it == kFloat32Bookkeeping.end() ? nullptr : &bookkeeping_it->second;
   auto stack_for = [&](const Side& side, c10::Device where, bool is_bench) {
     std::map<const c10::TensorImpl*, at::Tensor> swap;
     for (std::size_t i = 0; i < base.size(); ++i) swap[base[i].unsafeGetTensorImpl()] = side.inputs[i];
@@ -486,6 +502,9 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
     const auto& params = call.op.schema().arguments();
     for (std::size_t i = 0; i < call.stack.size(); ++i) {
       IValue v = substitute(call.stack[i], swap, where);
+      if (is_bench && bookkeeping && bookkeeping->count(params[i].name()) && v.isTensor() &&
+          v.toTensor().scalar_type() == c10::kDouble)
+        v = IValue(v.toTensor().to(c10::kFloat));
       // A dtype argument follows the benchmark's raised precision.
       if (is_bench && bench_dtype && params[i].name() == "dtype" && v.isInt()) {
         auto st = static_cast<c10::ScalarType>(v.toInt());

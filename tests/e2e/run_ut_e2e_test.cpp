@@ -63,6 +63,18 @@ std::vector<std::string> column(const std::vector<std::vector<std::string>>& row
 }
 
 // run_ut needs the torch-linked worker: a build without LibTorch has none.
+// run_ut of <dir>/dump.json on `device`, into <dir>/<device>: the result file's records (header
+// first) and the details file's; an exit other than 0 fails the test.
+struct RunOn {
+  std::vector<std::vector<std::string>> results, details;
+};
+RunOn run_dump_on(const std::string& dir, const std::string& device) {
+  auto r = run_ut({"-api_info", dir + "/dump.json", "--device", device, "-o", dir + "/" + device});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return {};
+  return {records(result_csv(dir + "/" + device)), records(details_csv(dir + "/" + device))};
+}
+
 class RunUt : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -662,13 +674,10 @@ TEST_F(RunUt, ReshapesViewOfAStridedInputIsReplayedOnTheDrawnInput) {
              "\"dtype\": \"torch.float32\", \"shape\": [2, 16, 4, 2, 8], \"Max\": 0.28, \"Min\": -0.25, "
              "\"requires_grad\": true}], \"acccheck_op\": \"aten::_reshape_alias(self, size, stride)\"}}}");
   for (const char* device : {"npu-sim", "cpu"}) {
-    auto r = run_ut({"-api_info", dir / "dump.json", "--device", device, "-o", dir / device});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto rows = records(result_csv(dir / device));
+    auto [rows, details] = run_dump_on(dir.path(), device);
     ASSERT_EQ(rows.size(), 2u) << device;
     EXPECT_EQ(rows[1][0], "Aten._reshape_alias.0") << device;
     EXPECT_EQ(rows[1][1], "pass") << device << ": " << (rows[1].size() > 3 ? rows[1][3] : "");
-    auto details = records(details_csv(dir / device));
     ASSERT_GE(details.size(), 2u);
     EXPECT_EQ(details[1][3], "(2, 16, 4, 2, 8)") << device;
   }
@@ -701,9 +710,7 @@ TEST_F(RunUt, InPlaceForeachCallsAreJudgedOnWhatTheyWrite) {
                        "\"Min\": 1.0, \"requires_grad\": false}]",
                        "aten::_assert_async(self)") + "}}");
   for (const char* device : {"npu-sim", "cpu"}) {
-    auto r = run_ut({"-api_info", dir / "dump.json", "--device", device, "-o", dir / device});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto rows = records(result_csv(dir / device));
+    auto [rows, details] = run_dump_on(dir.path(), device);
     ASSERT_EQ(rows.size(), 4u) << device;
     EXPECT_EQ(rows[1][0], "Aten._foreach_mul_.0");
     EXPECT_EQ(rows[1][1], "pass") << device << ": " << (rows[1].size() > 3 ? rows[1][3] : "");
@@ -714,7 +721,7 @@ TEST_F(RunUt, InPlaceForeachCallsAreJudgedOnWhatTheyWrite) {
     ASSERT_GE(rows[3].size(), 4u);
     EXPECT_EQ(rows[3][3], "nothing to compare: the call returned no output and wrote none of its arguments");
     std::vector<std::string> names, shapes;
-    for (const auto& d : records(details_csv(dir / device))) {
+    for (const auto& d : details) {
       names.push_back(d[0]);
       shapes.push_back(d.size() > 3 ? d[3] : "");
     }
@@ -726,6 +733,36 @@ TEST_F(RunUt, InPlaceForeachCallsAreJudgedOnWhatTheyWrite) {
         << device;
     EXPECT_EQ(shapes[1], "(4, 3)");
     EXPECT_EQ(shapes[2], "(5,)");
+  }
+}
+
+// torch.amp.GradScaler's unscaling step (`_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[]
+// self, Tensor(b!) found_inf, Tensor inv_scale) -> ()`, every step of fp16 training): the kernel
+// refuses a raised inv_scale ("inv_scale must be a float tensor"), so the benchmark keeps the scale
+// and the flag float32; the unscaled gradients and the flag are its outputs, one row each.
+TEST_F(RunUt, TheLossScalersUnscalingIsJudgedWithItsBookkeepingInFloat32) {
+  if (std::string(ACCCHECK_TORCH_FULL_VERSION).rfind("1.", 0) == 0)
+    GTEST_SKIP() << "LibTorch " << ACCCHECK_TORCH_FULL_VERSION << " has no CPU kernel for the loss scaler's operators";
+  TempDir dir;
+  auto tensor = [](const std::string& shape, const std::string& max, const std::string& min) {
+    return "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": " + shape + ", \"Max\": " + max +
+           ", \"Min\": " + min + ", \"requires_grad\": false}";
+  };
+  write_file(dir / "dump.json",
+             "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {\"Aten._amp_foreach_non_finite_check_and_unscale_.0.forward\": "
+             "{\"input_args\": [[" + tensor("[4, 3]", "900.0", "-900.0") + ", " + tensor("[5]", "700.0", "-800.0") + "], " +
+             tensor("[1]", "0.0", "0.0") + ", " + tensor("[1]", "0.0001220703125", "0.0001220703125") +
+             "], \"input_kwargs\": {}, \"output\": [], \"acccheck_op\": "
+             "\"aten::_amp_foreach_non_finite_check_and_unscale_(self, found_inf, inv_scale)\"}}}");
+  for (const char* device : {"npu-sim", "cpu"}) {
+    auto [rows, details] = run_dump_on(dir.path(), device);
+    ASSERT_EQ(rows.size(), 2u) << device;
+    EXPECT_EQ(rows[1][1], "pass") << device << ": " << (rows[1].size() > 3 ? rows[1][3] : "");
+    ASSERT_EQ(details.size(), 4u) << device;
+    EXPECT_EQ(details[1][0], "Aten._amp_foreach_non_finite_check_and_unscale_.0.forward.output.0");
+    EXPECT_EQ(details[2][3], "(5,)");
+    EXPECT_EQ(details[3][0], "Aten._amp_foreach_non_finite_check_and_unscale_.0.forward.output.2");
+    EXPECT_EQ(details[3][1], "torch.float32") << device << ": the flag stays float32 on the benchmark";
   }
 }
 
