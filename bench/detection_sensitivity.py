@@ -95,7 +95,11 @@ def run_ut(dump, device, out, faults=None):
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="acccheck-sensitivity-")
+    with tempfile.TemporaryDirectory(prefix="acccheck-sensitivity-") as work:  # removed afterwards (~11 MB)
+        sensitivity(work)
+
+
+def sensitivity(work):
     baselines = {}
     table = []
     for model, dtype, op, direction, kind, magnitudes, unit in PROBES:
