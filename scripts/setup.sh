@@ -67,6 +67,14 @@ make_venv() {
     .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0
   fi
   .venv/bin/python -c 'import numpy' 2>/dev/null || .venv/bin/pip install -q --disable-pip-version-check numpy
+  # torchvision for the real-model corpus (tests/models/): 0.28.0 is the release made with torch
+  # 2.13. PyPI's is built against CUDA torch, so its C++ operators do not load beside the CPU wheel
+  # (the models do not use them; train_model.py says how it copes): installed without dependencies,
+  # which would pull the CUDA torch (pillow, which it imports, has none). Optional: the corpus's
+  # torchvision models skip without it.
+  .venv/bin/python -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torchvision") is None)' ||
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps torchvision==0.28.0 pillow ||
+    echo "setup: torchvision could not be installed: the corpus's torchvision models will skip on this configuration"
   # The reference tool is optional: the tests that need it say so and skip where it cannot be installed.
   .venv/bin/python -c 'import msprobe' 2>/dev/null ||
     .venv/bin/pip install -q --disable-pip-version-check mindstudio-probe ||

@@ -164,17 +164,20 @@ struct Node {
   std::vector<std::string> inherited_rpath;  // the loaders' DT_RPATH (used while there is no RUNPATH)
 };
 
+// Where the dynamic linker finds `name` for a file with `info` (its own RPATH chain or RUNPATH, then,
+// unless `own_paths_only`, LD_LIBRARY_PATH and the system directories).
 std::optional<std::string> search(const std::string& name, const std::vector<std::string>& rpath_chain,
-                                  const DynamicInfo* info, const std::string& origin) {
+                                  const DynamicInfo* info, const std::string& origin, bool own_paths_only = false) {
   std::vector<std::string> dirs;
   if (!info || !info->has_runpath) {
     for (const auto& d : rpath_chain) dirs.push_back(d);
   }
-  if (const char* llp = std::getenv("LD_LIBRARY_PATH"))
+  if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && !own_paths_only)
     for (const auto& d : split_paths(llp)) dirs.push_back(d);
   if (info && info->has_runpath)
     for (const auto& d : info->runpath) dirs.push_back(expand_origin(d, origin));
-  for (const auto& d : system_dirs()) dirs.push_back(d);
+  if (!own_paths_only)
+    for (const auto& d : system_dirs()) dirs.push_back(d);
   for (const auto& d : dirs) {
     std::error_code ec;
     fs::path candidate = fs::path(d) / name;
@@ -224,7 +227,11 @@ std::optional<ForeignLibTorch> foreign_libtorch(const std::string& file, const s
       if (!torch && loaded.count(name)) continue;
       std::optional<std::string> found;
       if (name.find('/') != std::string::npos) found = name;
-      else found = search(name, chain, &*info, origin);
+      // A libtorch_cpu loaded under this name is reused unless the file's own RPATH / RUNPATH leads
+      // to another one (a library of another torch, built for it). A PyPI extension's RPATH names
+      // its build machine's folders: it relies on torch being loaded, and a libtorch_cpu found in
+      // the system folders (Debian's libtorch-dev) is not what it gets.
+      else found = search(name, chain, &*info, origin, /*own_paths_only=*/torch && loaded.count(name));
       if (!found) continue;
       if (torch) {
         if (auto foreign = if_foreign(*found, ours, file)) return foreign;
@@ -239,9 +246,11 @@ std::optional<ForeignLibTorch> foreign_libtorch(const std::string& file, const s
 
 std::string libtorch_version(const std::string& library, const std::string& near) {
   std::vector<fs::path> candidates{fs::path(library).parent_path().parent_path() / "version.py"};
+  // Only the torch package's own version.py: an extension's folder has its own (torchvision's).
   if (!near.empty() && near.find('/') != std::string::npos) {
-    candidates.push_back(fs::path(near).parent_path() / "version.py");
-    candidates.push_back(fs::path(near).parent_path().parent_path() / "version.py");
+    const fs::path dir = fs::path(near).parent_path();
+    for (const fs::path& d : {dir, dir.parent_path()})
+      if (d.filename() == "torch") candidates.push_back(d / "version.py");
   }
   for (const auto& c : candidates) {
     std::ifstream in(c);

@@ -18,14 +18,17 @@ struct ForeignLibTorch {
 
 // The libtorch_cpu that loading `file` (a path, or a bare name searched as dlopen searches it) would
 // bring in, when that is not `ours` (a canonical path). `loaded` holds the names and paths of what the
-// process has already loaded: the dynamic linker reuses those instead of searching, except that a
-// libtorch_cpu is always resolved as the file asks for it (a wheel's `libtorch_cpu.so` is not ours
-// because ours has the same soname). Files that are not ELF, or cannot be read, add nothing.
+// process has already loaded: the dynamic linker reuses those instead of searching. A libtorch_cpu
+// loaded under the name a file asks for counts as reused unless the file's own RPATH / RUNPATH finds
+// another one (a wheel's libtorch_python.so with its `$ORIGIN` beside another `libtorch_cpu.so`: the
+// same soname as ours, built for another torch); one not loaded under that name is searched for as
+// the linker would. Files that are not ELF, or cannot be read, add nothing.
 std::optional<ForeignLibTorch> foreign_libtorch(const std::string& file, const std::string& ours,
                                                 const std::set<std::string>& loaded);
 
 // A LibTorch's version from the file: the torch package's version.py beside it (a wheel's
-// torch/lib/../version.py, or `near`'s folder or its parent for Python's torch/_C*.so), else the
+// torch/lib/../version.py, or that of `near`'s folder or its parent where it is named `torch`, for
+// Python's torch/_C*.so), else the
 // soname's suffix (Debian's libtorch_cpu.so.1.13 → "1.13"); "" when neither says.
 std::string libtorch_version(const std::string& library, const std::string& near = "");
 

@@ -5,8 +5,8 @@
 //   - at least 99 % of the forward APIs and 95 % of the backward entries judged (not SKIP), random
 //     operators excepted (they are SKIP by design: their outputs differ from run to run);
 //   - a planted fault is flagged exactly where the device's details change.
-// The torchvision models run where the tests' Python has torchvision (Debian's python3-torch
-// configuration); the others everywhere.
+// The torchvision models run where the tests' Python has torchvision (Debian's python3-torchvision;
+// PyPI's torchvision 0.28.0 beside the 2.13 wheel, scripts/setup.sh); the others everywhere.
 #include <filesystem>
 #include <map>
 #include <set>
@@ -55,8 +55,11 @@ class ModelCorpus : public ::testing::TestWithParam<Model> {
     if (std::system((shell_quote(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
       GTEST_SKIP() << kPython << " cannot import torch";
     if (GetParam().torchvision &&
-        std::system((shell_quote(kPython) + " -c 'import torchvision' >/dev/null 2>&1").c_str()) != 0)
-      GTEST_SKIP() << kPython << " has no torchvision (Debian's python3-torchvision serves the python3-torch configuration)";
+        std::system((shell_quote(kPython) +
+                     " -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec(\"torchvision\") is None)'")
+                        .c_str()) != 0)
+      GTEST_SKIP() << kPython << " has no torchvision (Debian's python3-torchvision serves the python3-torch "
+                                 "configuration, PyPI's torchvision 0.28.0 the wheel's: scripts/setup.sh)";
   }
 };
 
@@ -125,9 +128,11 @@ TEST_P(ModelCorpus, HealthyIsNeverFlaggedEveryApiIsJudgedAPlantedFaultIsFound) {
   std::set<std::string> with_details;
   for (const auto& [row, cells] : rows_of(dir / "cmp/api_precision_compare_details_20260101000001.csv"))
     with_details.insert(api_of(row));
-  for (const auto& [api, row] : judged)
-    if (api.find("._foreach_") != std::string::npos)
+  for (const auto& [api, row] : judged) {
+    if (api.find("._foreach_") != std::string::npos) {
       EXPECT_TRUE(with_details.count(api)) << m << ": " << api << " has no details rows: " << row[3];
+    }
+  }
   ASSERT_GT(forward, 10u) << m;
   EXPECT_GE(forward_judged * 100, forward * 99) << m << ": " << forward_judged << " of " << forward << " forward APIs judged";
   EXPECT_GE(backward_judged * 100, backward * 95) << m << ": " << backward_judged << " of " << backward << " backward entries judged";

@@ -473,6 +473,95 @@ TEST_F(PythonDump, APythonNumberPassedForATensorIsWrittenAsTheNumberAndJudged) {
   }
 }
 
+// What LibTorch 2.x's training calls that msprobe's aten list lacks (docs/compat.md, dump bi): the
+// per-tensor norms of clip_grad_norm_ (`_foreach_norm`), clip_grad_value_ (`_foreach_clamp_min_` /
+// `_foreach_clamp_max_`), AdamW(fused=True) (`_fused_adamw_`), SGD(fused=True) (`_fused_sgd_`),
+// Adamax(foreach=True) (`_foreach_abs`) and F.scaled_dot_product_attention's CPU kernel, a fused one
+// (`_scaled_dot_product_flash_attention_for_cpu`). Such a step's calls went undumped. Each is now
+// dumped and judged on both devices, and a fault planted in one is flagged there alone.
+TEST_F(PythonDump, TheOptimizerClippingAndAttentionCallsOfLibTorch2AreDumpedAndJudged) {
+  if (std::string(ACCCHECK_TORCH_FULL_VERSION).rfind("1.", 0) == 0)
+    GTEST_SKIP() << "LibTorch " << ACCCHECK_TORCH_FULL_VERSION << " has no fused CPU optimizers, foreach clipping or SDPA";
+  TempDir dir;
+  write_file(dir / "optimizers.py",
+             "import torch, torch.nn as nn, torch.nn.functional as F\n"
+             "torch.manual_seed(0)\n"
+             "class Attention(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.qkv, self.out = nn.Linear(8, 24), nn.Linear(8, 4)\n"
+             "    def forward(self, x):\n"
+             "        q, k, v = self.qkv(x).view(2, 5, 3, 2, 4).permute(2, 0, 3, 1, 4)\n"
+             "        return self.out(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(2, 5, 8))\n"
+             "m = Attention()\n"
+             "opts = [torch.optim.AdamW(m.parameters(), lr=1e-3, fused=True),\n"
+             "        torch.optim.SGD(m.parameters(), lr=1e-2, momentum=0.9, fused=True),\n"
+             "        torch.optim.Adamax(m.parameters(), lr=1e-3, foreach=True)]\n"
+             "for step in range(2):\n"
+             "    loss = m(torch.randn(2, 5, 8)).pow(2).mean()\n"
+             "    loss.backward()\n"
+             "    nn.utils.clip_grad_norm_(m.parameters(), 1.0, foreach=True)\n"
+             "    nn.utils.clip_grad_value_(m.parameters(), 0.5, foreach=True)\n"
+             "    for opt in opts:\n"
+             "        opt.step()\n"
+             "    opts[0].zero_grad()\n");
+  auto r = dump({"--dump-path", dir / "d", "--step", "1"}, {dir / "optimizers.py"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = dir / "d/step1/rank/dump.json";
+  auto names = names_in(json);
+  const std::string attention = "Aten._scaled_dot_product_flash_attention_for_cpu.0";
+  const std::vector<std::string> apis{"Aten._foreach_norm.0", "Aten._foreach_clamp_min_.0", "Aten._foreach_clamp_max_.0",
+                                      "Aten._fused_adamw_.0", "Aten._fused_sgd_.0",         "Aten._foreach_abs.0", attention};
+  EXPECT_TRUE(has(names, attention + ".backward")) << ::testing::PrintToString(names);
+  for (const auto& api : apis) EXPECT_TRUE(has(names, api + ".forward")) << api << ": " << ::testing::PrintToString(names);
+  auto run = [&](const std::string& device, const std::string& out, const std::string& faults) {
+    std::vector<std::string> args{"run_ut", "-api_info", json, "--device", device, "-o", out, "--timestamp", "20260101000000"};
+    if (!faults.empty()) args.insert(args.end(), {"--device-config", faults});
+    auto ut = run_acccheck(args);
+    EXPECT_EQ(ut.exit_code, 0) << ut.err;
+    std::map<std::string, std::vector<std::string>> rows;
+    for (const auto& row : read_csv_records(out + "/accuracy_checking_result_20260101000000.csv")) rows[row[0]] = row;
+    std::map<std::string, int> details;
+    for (const auto& row : read_csv_records(out + "/accuracy_checking_details_20260101000000.csv"))
+      ++details[row[0].substr(0, row[0].find(".forward."))];
+    return std::make_pair(rows, details);
+  };
+  for (const char* device : {"npu-sim", "cpu"}) {
+    auto [rows, details] = run(device, dir / device, "");
+    for (const auto& api : apis) {
+      ASSERT_TRUE(rows.count(api)) << device << " " << api;
+      EXPECT_EQ(rows[api][1], "pass") << device << " " << api << ": " << (rows[api].size() > 3 ? rows[api][3] : "");
+      // One row per tensor of the model's four parameters (per state tensor written, for the fused
+      // steps); attention's output and log-sum-exp.
+      EXPECT_GE(details[api], api == attention ? 2 : 4) << device << " " << api;
+    }
+    EXPECT_EQ(rows[attention][2], "pass") << device << " attention's backward";
+  }
+  auto compare = [&](const std::string& npu, const std::string& out) {
+    auto cmp = run_acccheck({"compare", "-npu", npu + "/accuracy_checking_details_20260101000000.csv", "-gpu",
+                             dir / "cpu/accuracy_checking_details_20260101000000.csv", "-o", out, "--timestamp",
+                             "20260101000002"});
+    EXPECT_EQ(cmp.exit_code, 0) << cmp.err;
+    std::map<std::string, std::string> judged;
+    for (const auto& row : read_csv_records(out + "/api_precision_compare_result_20260101000002.csv")) judged[row[0]] = row[1];
+    return judged;
+  };
+  for (const auto& [api, status] : compare(dir / "npu-sim", dir / "cmp"))
+    EXPECT_NE(status, "error") << api << " flagged on a healthy device";
+  write_file(dir / "faults.yaml",
+             "seed: 3\nfaults:\n"
+             "  - {op: \"aten::_foreach_norm\", direction: forward, kind: rel_noise, magnitude: 1.0e-2}\n"
+             "  - {op: \"aten::_fused_adamw_\", direction: forward, kind: rel_noise, magnitude: 1.0e-2}\n"
+             "  - {op: \"aten::_scaled_dot_product_flash_attention_for_cpu\", direction: forward, kind: rel_noise, "
+             "magnitude: 1.0e-2}\n");
+  run("npu-sim", dir / "faulty", dir / "faults.yaml");
+  for (const auto& [api, status] : compare(dir / "faulty", dir / "cmp2")) {
+    if (api == "API Name") continue;
+    const bool planted = api == "Aten._foreach_norm.0" || api == "Aten._fused_adamw_.0" || api == attention;
+    EXPECT_EQ(status == "error", planted) << api << ": " << status;
+  }
+}
+
 // The dtypes LibTorch 2.x added: named as Python names them in the dump, their .pt files readable by
 // Python's torch.load (torch.save's _rebuild_tensor_v3 layout, which LibTorch's pickle_save does not
 // write), and replayed by run_ut from acccheck's files and from Python's own, on cpu and npu-sim.
@@ -582,4 +671,25 @@ TEST_F(PythonDump, ALibraryNamedLikeAnotherLibTorchIsRefusedBeforeItLoads) {
                        ACCCHECK_TORCH_FULL_VERSION),
             std::string::npos)
       << r.err;
+}
+
+// A PyPI extension of torch (torchvision's _C.so) needs libtorch_cpu by name and has an RPATH of its
+// build machine's folders: the dynamic linker gives it the libtorch_cpu already loaded under that
+// name. A libtorch_cpu in the system folders (Debian's libtorch-dev) is not what it gets, and the
+// program is dumped (it was refused as "the program uses LibTorch <torchvision's version>").
+TEST_F(PythonDump, AnExtensionRelyingOnTheLoadedLibTorchIsDumped) {
+  TempDir dir;
+  const std::string extension = std::string(ACCCHECK_BUILD_DIR) + "/tests/libtorch_extension.so";
+  ASSERT_TRUE(fs::exists(extension)) << extension;
+  fs::create_directories(dir / "torchvision");
+  write_file(dir / "torchvision/version.py", "__version__ = '0.28.0+cu130'\n");
+  fs::copy_file(extension, dir / "torchvision/_C.so");
+  write_file(dir / "s.py",
+             "import ctypes, torch\n"
+             "print('answer', ctypes.CDLL('" + (dir / "torchvision/_C.so") + "').acccheck_test_extension_answer())\n"
+             "print('sum', torch.ones(2).sum().item())\n");
+  auto r = dump({"--dump-path", dir / "d", "--step", "0"}, {dir / "s.py"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("answer 42"), std::string::npos) << r.out;
+  EXPECT_TRUE(has(names_in(dir / "d/step0/rank/dump.json"), "Aten.sum.0.forward"));
 }

@@ -8,7 +8,8 @@ lraspp (torchvision, weights=None, small inputs; lraspp segments 4 classes per p
 nn.TransformerEncoder language model), gpt_adam (the same trained with Adam and gradient clipping
 in their multi-tensor `foreach` form, the default on CUDA and NPU), seq2seq (an encoder-decoder
 nn.Transformer), lstm, gru (nn.LSTM / nn.GRU sequence classifiers). The
-torchvision models need torchvision (Debian's python3-torchvision for the python3-torch configuration); the others need only torch. Each step draws its batch with
+torchvision models need torchvision (Debian's python3-torchvision for the python3-torch configuration,
+PyPI's torchvision 0.28.0 for the 2.13 wheel's); the others need only torch. Each step draws its batch with
 torch.randn / torch.randint, trains with SGD and prints its loss. --time prints the median step time (steps after
 the first two), --print-steps each step's time, for bench/corpus_dump_bench.sh."""
 import argparse
@@ -22,7 +23,29 @@ import torch.nn as nn
 TORCHVISION = {"resnet18", "mobilenet_v3_small", "efficientnet_b0", "vit", "swin_t", "shufflenet_v2", "maxvit", "lraspp"}
 
 
+def import_torchvision_without_its_operators_if_they_cannot_load():
+    """The models are Python; torchvision's C++ operators (_C.so: nms, roi_align, ...) serve none of
+    them. PyPI's torchvision is built against its release's CUDA torch, so beside the CPU torch 2.13
+    wheel (scripts/setup.sh installs torchvision 0.28.0 without dependencies) its _C.so cannot load,
+    and torchvision then fails registering meta kernels for the operators it lacks: those
+    registrations are left out when the library does not load."""
+    import glob
+    import importlib.util
+    import os
+    import types
+
+    spec = importlib.util.find_spec("torchvision")
+    libraries = glob.glob(os.path.join(os.path.dirname(spec.origin), "_C*.so")) if spec else []
+    try:
+        if libraries:
+            torch.ops.load_library(libraries[0])
+    except OSError:
+        sys.modules["torchvision._meta_registrations"] = types.ModuleType("torchvision._meta_registrations")
+    import torchvision  # noqa: F401
+
+
 def vision(name):
+    import_torchvision_without_its_operators_if_they_cannot_load()
     import torchvision.models as tvm
 
     if name == "resnet18":
