@@ -683,6 +683,33 @@ TEST_F(RunUt, ReshapesViewOfAStridedInputIsReplayedOnTheDrawnInput) {
   }
 }
 
+// A foreach call over hundreds of tensors (an optimizer step of a large model: convnext_tiny's 344
+// parameters) makes a job line longer than a pipe holds, and a reply of as many details rows. The
+// host wrote job lines blocking: it waited for the worker to read the next job while the worker
+// waited for the host to read its reply, and run_ut hung for ever. Both directions now flow.
+TEST_F(RunUt, JobsAndRepliesLongerThanAPipeDoNotHang) {
+  TempDir dir;
+  std::string list = "[";
+  for (int i = 0; i < 600; ++i)
+    list += std::string(i ? ", " : "") +
+            "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [2], \"Max\": 1.0, \"Min\": -1.0, "
+            "\"requires_grad\": false}";
+  list += "]";
+  std::string data;
+  for (int k = 0; k < 4; ++k)
+    data += std::string(k ? ", " : "") + "\"Aten._foreach_add_." + std::to_string(k) + ".forward\": {\"input_args\": [" + list +
+            ", " + list + "], \"input_kwargs\": {}, \"output\": [], \"acccheck_op\": \"aten::_foreach_add_.List(self, other)\"}";
+  write_file(dir / "dump.json", "{\"task\": \"statistics\", \"dump_data_dir\": null, \"data\": {" + data + "}}");
+  ASSERT_GT(list.size() * 2, 65536u) << "a job line longer than a pipe's buffer";
+  // Killed after 120 s if it hangs (it finishes in a few seconds).
+  auto r = run_ut({"-api_info", dir / "dump.json", "--device", "cpu", "-n", "1", "-o", dir / "o"}, "timeout -s KILL 120");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = records(result_csv(dir / "o"));
+  ASSERT_EQ(rows.size(), 5u);
+  for (std::size_t k = 1; k < rows.size(); ++k) EXPECT_EQ(rows[k][1], "pass") << rows[k][0];
+  EXPECT_EQ(records(details_csv(dir / "o")).size(), 1u + 4 * 600);
+}
+
 // The multi-tensor ("foreach") calls of optimizers and gradient clipping — the default form on CUDA
 // and NPU — return nothing and write their first argument: judged on what they wrote, one row per
 // tensor. `Scalar[]` arguments (Adam's per-parameter step sizes) bind. A call with nothing to compare

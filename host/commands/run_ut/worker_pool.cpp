@@ -39,6 +39,12 @@ struct WorkerPool::Worker {
   // flight hides the round trip between host and worker for small APIs.
   std::deque<std::size_t> in_flight;
   Clock::time_point started;
+  // Job lines the worker's pipe has not taken yet (from `sent` on). The pipe is written without
+  // blocking: a worker writing a long reply waits for this process to read it, and a job line longer
+  // than the pipe (a foreach call over hundreds of tensors: 67 KB) written blocking would wait for
+  // the worker to read — each waiting on the other for ever.
+  std::string outgoing;
+  std::size_t sent = 0;
 };
 
 namespace {
@@ -59,6 +65,19 @@ void write_line(int fd, const std::string& line) {
     }
     done += static_cast<std::size_t>(n);
   }
+}
+
+// Writes what the worker's pipe (`fd`, non-blocking) takes now of `outgoing` from `sent` on.
+void send_some(int fd, std::string& outgoing, std::size_t& sent) {
+  while (sent < outgoing.size()) {
+    ssize_t n = ::write(fd, outgoing.data() + sent, outgoing.size() - sent);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // full: the rest at the next turn
+    if (n < 0) break;  // EPIPE: the worker died; its read side reports it
+    sent += static_cast<std::size_t>(n);
+  }
+  outgoing.clear();
+  sent = 0;
 }
 
 // Reads what is available; false at end of file.
@@ -152,6 +171,7 @@ void WorkerPool::start(Worker& w, std::size_t slot) {
   w.to_worker = in[1];
   w.from_worker = out[0];
   write_line(w.to_worker, spec_.config_line_for(slot));
+  ::fcntl(w.to_worker, F_SETFL, ::fcntl(w.to_worker, F_GETFL) | O_NONBLOCK);  // jobs: send_some
 }
 
 void WorkerPool::stop(Worker& w, bool kill_it) {
@@ -203,8 +223,10 @@ void WorkerPool::run(const std::vector<std::size_t>& jobs, const std::function<s
       w.in_flight.push_back(queue.front());
       queue.pop_front();
       ++running;
-      write_line(w.to_worker, line_for(w.in_flight.back()));
+      w.outgoing += line_for(w.in_flight.back());
+      w.outgoing += '\n';
     }
+    send_some(w.to_worker, w.outgoing, w.sent);
   };
   auto finish = [&](Worker& w, std::optional<std::string> reply, std::string failure) {
     JobOutcome o;
