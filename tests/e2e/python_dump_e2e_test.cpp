@@ -476,8 +476,9 @@ TEST_F(PythonDump, APythonNumberPassedForATensorIsWrittenAsTheNumberAndJudged) {
 // What LibTorch 2.x's training calls that msprobe's aten list lacks (docs/compat.md, dump bi): the
 // per-tensor norms of clip_grad_norm_ (`_foreach_norm`), clip_grad_value_ (`_foreach_clamp_min_` /
 // `_foreach_clamp_max_`), AdamW(fused=True) (`_fused_adamw_`), SGD(fused=True) (`_fused_sgd_`),
-// Adamax(foreach=True) (`_foreach_abs`) and F.scaled_dot_product_attention's CPU kernel, a fused one
-// (`_scaled_dot_product_flash_attention_for_cpu`). Such a step's calls went undumped. Each is now
+// Adamax(foreach=True) (`_foreach_abs`), F.scaled_dot_product_attention's CPU kernel, a fused one
+// (`_scaled_dot_product_flash_attention_for_cpu`), and nn.RMSNorm's `_fused_rms_norm` (one kernel on
+// CUDA). Such a step's calls went undumped where the device runs them as one kernel. Each is now
 // dumped and judged on both devices, and a fault planted in one is flagged there alone.
 TEST_F(PythonDump, TheOptimizerClippingAndAttentionCallsOfLibTorch2AreDumpedAndJudged) {
   if (std::string(ACCCHECK_TORCH_FULL_VERSION).rfind("1.", 0) == 0)
@@ -489,9 +490,9 @@ TEST_F(PythonDump, TheOptimizerClippingAndAttentionCallsOfLibTorch2AreDumpedAndJ
              "class Attention(nn.Module):\n"
              "    def __init__(self):\n"
              "        super().__init__()\n"
-             "        self.qkv, self.out = nn.Linear(8, 24), nn.Linear(8, 4)\n"
+             "        self.norm, self.qkv, self.out = nn.RMSNorm(8), nn.Linear(8, 24), nn.Linear(8, 4)\n"
              "    def forward(self, x):\n"
-             "        q, k, v = self.qkv(x).view(2, 5, 3, 2, 4).permute(2, 0, 3, 1, 4)\n"
+             "        q, k, v = self.qkv(self.norm(x)).view(2, 5, 3, 2, 4).permute(2, 0, 3, 1, 4)\n"
              "        return self.out(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(2, 5, 8))\n"
              "m = Attention()\n"
              "opts = [torch.optim.AdamW(m.parameters(), lr=1e-3, fused=True),\n"
@@ -509,10 +510,11 @@ TEST_F(PythonDump, TheOptimizerClippingAndAttentionCallsOfLibTorch2AreDumpedAndJ
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string json = dir / "d/step1/rank/dump.json";
   auto names = names_in(json);
-  const std::string attention = "Aten._scaled_dot_product_flash_attention_for_cpu.0";
+  const std::string attention = "Aten._scaled_dot_product_flash_attention_for_cpu.0", rms = "Aten._fused_rms_norm.0";
   const std::vector<std::string> apis{"Aten._foreach_norm.0", "Aten._foreach_clamp_min_.0", "Aten._foreach_clamp_max_.0",
-                                      "Aten._fused_adamw_.0", "Aten._fused_sgd_.0",         "Aten._foreach_abs.0", attention};
-  EXPECT_TRUE(has(names, attention + ".backward")) << ::testing::PrintToString(names);
+                                      "Aten._fused_adamw_.0", "Aten._fused_sgd_.0",         "Aten._foreach_abs.0",
+                                      attention,              rms};
+  for (const auto& api : {attention, rms}) EXPECT_TRUE(has(names, api + ".backward")) << api << ": " << ::testing::PrintToString(names);
   for (const auto& api : apis) EXPECT_TRUE(has(names, api + ".forward")) << api << ": " << ::testing::PrintToString(names);
   auto run = [&](const std::string& device, const std::string& out, const std::string& faults) {
     std::vector<std::string> args{"run_ut", "-api_info", json, "--device", device, "-o", out, "--timestamp", "20260101000000"};
@@ -531,11 +533,11 @@ TEST_F(PythonDump, TheOptimizerClippingAndAttentionCallsOfLibTorch2AreDumpedAndJ
     for (const auto& api : apis) {
       ASSERT_TRUE(rows.count(api)) << device << " " << api;
       EXPECT_EQ(rows[api][1], "pass") << device << " " << api << ": " << (rows[api].size() > 3 ? rows[api][3] : "");
-      // One row per tensor of the model's four parameters (per state tensor written, for the fused
-      // steps); attention's output and log-sum-exp.
-      EXPECT_GE(details[api], api == attention ? 2 : 4) << device << " " << api;
+      // One row per tensor of the model's five parameters (per state tensor written, for the fused
+      // steps); attention's and the norm's output and their log-sum-exp / reciprocal RMS.
+      EXPECT_GE(details[api], api == attention || api == rms ? 2 : 5) << device << " " << api;
     }
-    EXPECT_EQ(rows[attention][2], "pass") << device << " attention's backward";
+    for (const auto& api : {attention, rms}) EXPECT_EQ(rows[api][2], "pass") << device << " " << api << "'s backward";
   }
   auto compare = [&](const std::string& npu, const std::string& out) {
     auto cmp = run_acccheck({"compare", "-npu", npu + "/accuracy_checking_details_20260101000000.csv", "-gpu",
@@ -553,11 +555,14 @@ TEST_F(PythonDump, TheOptimizerClippingAndAttentionCallsOfLibTorch2AreDumpedAndJ
              "  - {op: \"aten::_foreach_norm\", direction: forward, kind: rel_noise, magnitude: 1.0e-2}\n"
              "  - {op: \"aten::_fused_adamw_\", direction: forward, kind: rel_noise, magnitude: 1.0e-2}\n"
              "  - {op: \"aten::_scaled_dot_product_flash_attention_for_cpu\", direction: forward, kind: rel_noise, "
-             "magnitude: 1.0e-2}\n");
+             "magnitude: 1.0e-2}\n"
+             // _fused_rms_norm is composite below CUDA: on npu-sim it arrives as what it decomposes
+             // into (docs/npu-sim.md), the reciprocal square root among them.
+             "  - {op: \"aten::rsqrt\", direction: forward, kind: rel_noise, magnitude: 1.0e-2}\n");
   run("npu-sim", dir / "faulty", dir / "faults.yaml");
   for (const auto& [api, status] : compare(dir / "faulty", dir / "cmp2")) {
     if (api == "API Name") continue;
-    const bool planted = api == "Aten._foreach_norm.0" || api == "Aten._fused_adamw_.0" || api == attention;
+    const bool planted = api == "Aten._foreach_norm.0" || api == "Aten._fused_adamw_.0" || api == attention || api == rms;
     EXPECT_EQ(status == "error", planted) << api << ": " << status;
   }
 }
