@@ -28,8 +28,8 @@ std::optional<ForeignLibTorch> foreign_libtorch(const std::string& file, const s
 
 // A LibTorch's version from the file: the torch package's version.py beside it (a wheel's
 // torch/lib/../version.py, or that of `near`'s folder or its parent where it is named `torch`, for
-// Python's torch/_C*.so), else the
-// soname's suffix (Debian's libtorch_cpu.so.1.13 → "1.13"); "" when neither says.
+// Python's torch/_C*.so), else the soname's suffix (Debian's libtorch_cpu.so.1.13 → "1.13"); ""
+// when neither says.
 std::string libtorch_version(const std::string& library, const std::string& near = "");
 
 // The one line both places print, and their exit code (acccheck's "plugin error").
