@@ -79,7 +79,27 @@ if [ "$target" = all ]; then
   targets=(dump_json legacy_dump settings_yaml compare run_ut_dump merge repro_case error_data_name)
   # tensor_pt needs LibTorch (built when the fuzz build finds it).
   [ -x "$build/fuzz/fuzz_tensor_pt" ] && targets+=(tensor_pt)
-  for t in "${targets[@]}"; do run_one "$t" || status=1; done
+  # One libFuzzer process is one thread: as many targets at once as there are cores
+  # (ACCCHECK_FUZZ_JOBS), each for SECONDS; their lines are printed in the targets' order.
+  jobs_at_once=${ACCCHECK_FUZZ_JOBS:-$(nproc)}
+  results="$build/findings/all"
+  rm -rf "$results"
+  mkdir -p "$results"
+  running=0
+  for t in "${targets[@]}"; do
+    ( if run_one "$t" >"$results/$t.out" 2>"$results/$t.err"; then echo 0; else echo 1; fi >"$results/$t.rc" ) &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs_at_once" ]; then
+      wait -n || true
+      running=$((running - 1))
+    fi
+  done
+  wait
+  for t in "${targets[@]}"; do
+    cat "$results/$t.out"
+    cat "$results/$t.err" >&2
+    [ "$(cat "$results/$t.rc" 2>/dev/null)" = 0 ] || status=1
+  done
   exit $status
 fi
 run_one "$target"

@@ -6,8 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || scripts/setup.sh
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCCHECK_SANITIZE="address;undefined" \
-  -DACCCHECK_PYTHON="$PWD/.venv/bin/python" -DACCCHECK_BUILD_BENCH=OFF >/dev/null
+# -O1 -g1 (ASan's own advice; line tables only): instrumented at -O2 with full debug information the
+# tree took 2.4 times as long to compile (15 min of a 44 min CI run on 2 cores), and a report still
+# names each frame's function, file and line.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DACCCHECK_SANITIZE="address;undefined" -DACCCHECK_PYTHON="$PWD/.venv/bin/python" -DACCCHECK_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j2
 rm -rf build-asan/test-tmp  # what a killed test left behind
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions="$PWD/scripts/ubsan-suppressions.txt"

@@ -16,7 +16,7 @@
 namespace acccheck::core {
 
 const HostBuild& this_host_build() {
-  static const HostBuild build{kAbiMajor, ACCCHECK_BUILT_TORCH_VERSION, ACCCHECK_DETAIL_CXX11_ABI};
+  static const HostBuild build{kAbiMajor, build_info::torch_version, ACCCHECK_DETAIL_CXX11_ABI};
   return build;
 }
 

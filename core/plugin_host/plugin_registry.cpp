@@ -46,8 +46,8 @@ std::vector<std::string> plugin_search_dirs(const std::vector<std::string>& cli_
   fs::path exe_dir = executable_dir();
   if (fs::is_directory(exe_dir / "plugins")) {
     dirs.push_back((exe_dir / "plugins").string());
-  } else if (fs::is_directory(exe_dir / ".." / ACCCHECK_PLUGIN_RELATIVE_DIR)) {
-    dirs.push_back(fs::weakly_canonical(exe_dir / ".." / ACCCHECK_PLUGIN_RELATIVE_DIR).string());
+  } else if (fs::is_directory(exe_dir / ".." / build_info::plugin_relative_dir)) {
+    dirs.push_back(fs::weakly_canonical(exe_dir / ".." / build_info::plugin_relative_dir).string());
   }
   return dirs;
 }

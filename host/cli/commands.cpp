@@ -45,7 +45,7 @@ const std::vector<std::pair<std::string, std::string>> kCompareSpellings = {
 };
 
 void print_general_help() {
-  std::cout << "acccheck " << ACCCHECK_VERSION
+  std::cout << "acccheck " << build_info::version
             << " - find the PyTorch operators whose results are numerically wrong on an accelerator\n\n"
                "Usage: acccheck COMMAND [OPTIONS]\n       acccheck COMMAND --help\n\nCommands:\n";
   for (const auto& c : all_commands()) {
@@ -93,9 +93,9 @@ int run_main(int argc, char** argv) {
     return args.empty() ? kExitUsage : kExitOk;
   }
   if (args[0] == "--version") {
-    std::cout << "acccheck " << ACCCHECK_VERSION << " (plugin ABI " << kAbiMajor << "." << kAbiMinor
-              << ", LibTorch " << ACCCHECK_BUILT_TORCH_VERSION << ")\n"
-              << "built against: " << ACCCHECK_BUILT_TORCH_ORIGIN << "\n";
+    std::cout << "acccheck " << build_info::version << " (plugin ABI " << kAbiMajor << "." << kAbiMinor
+              << ", LibTorch " << build_info::torch_version << ")\n"
+              << "built against: " << build_info::torch_origin << "\n";
     return kExitOk;
   }
   const auto& commands = all_commands();

@@ -25,7 +25,7 @@ TempDir::TempDir() {
   fs::create_directories(ACCCHECK_TEST_TMP_DIR, ec);
   std::string tmpl = std::string(ACCCHECK_TEST_TMP_DIR) + "/acccheck-test-XXXXXX";
   char* p = ::mkdtemp(tmpl.data());
-  if (!p) throw std::runtime_error("mkdtemp failed in " ACCCHECK_TEST_TMP_DIR ": " + std::string(std::strerror(errno)));
+  if (!p) throw std::runtime_error("mkdtemp failed in " + std::string(ACCCHECK_TEST_TMP_DIR) + ": " + std::string(std::strerror(errno)));
   path_ = p;
 }
 

@@ -13,6 +13,8 @@
 
 #include <acccheck/metric.hpp>
 
+#include "support/build_config.hpp"
+
 namespace acccheck::test {
 
 // A fresh private (0700) folder, removed with its contents at destruction. It lies in the build

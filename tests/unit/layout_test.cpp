@@ -9,6 +9,8 @@
 #include <regex>
 #include <string>
 
+#include "support/build_config.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/build_config.hpp"
 #include "tensor_file_check.hpp"
 
 namespace {

@@ -156,7 +156,7 @@ std::string program_path(const std::string& name) {
 // engine preloaded, two LibTorches' static initialisers would run in one process. (Python loads
 // its torch later: the preloaded engine checks each dlopen.)
 std::optional<std::string> foreign_libtorch_of(const std::string& program) {
-  std::string ours = ACCCHECK_BUILT_TORCH_LIB;
+  std::string ours = build_info::torch_cpu_library;
   std::string path = program_path(program);
   if (ours.empty() || path.empty()) return std::nullopt;
   std::error_code ec;
@@ -164,7 +164,7 @@ std::optional<std::string> foreign_libtorch_of(const std::string& program) {
   if (!ec) ours = canonical.string();
   auto theirs = core::foreign_libtorch(path, ours, {});
   if (!theirs) return std::nullopt;
-  return core::foreign_libtorch_message(*theirs, ACCCHECK_BUILT_TORCH_FULL_VERSION, ours);
+  return core::foreign_libtorch_message(*theirs, build_info::torch_full_version, ours);
 }
 
 int status_of(int wait_status, const std::string& program) {

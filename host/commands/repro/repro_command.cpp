@@ -85,7 +85,7 @@ std::string installed_prefix() {
 // when it is not installed, that LibTorch's own prefix (a wheel's; a system LibTorch needs none).
 std::string build_command(const fs::path& dir) {
   std::string prefixes = installed_prefix();
-  if (prefixes.empty()) prefixes = ACCCHECK_BUILT_TORCH_PREFIX_PATH;
+  if (prefixes.empty()) prefixes = build_info::torch_prefix_path;
   std::string cmd = "cmake -S " + shell_quoted(dir.string()) + " -B " + shell_quoted((dir / "build").string());
   if (!prefixes.empty()) cmd += " -DCMAKE_PREFIX_PATH=" + shell_quoted(prefixes);
   return cmd + " && cmake --build " + shell_quoted((dir / "build").string());
