@@ -1,6 +1,7 @@
 // The dump's configuration (core/config/dump_options) and the streaming dump.json writer with its
 // repair: torch-free parts of `acccheck dump`.
 #include <filesystem>
+#include <fstream>
 
 #include <acccheck/record.hpp>
 
@@ -178,6 +179,75 @@ TEST(StreamingDumpJsonWriter, RepairCutsTheEntryInFlightAndMatchesAFinishedFile)
   EXPECT_TRUE(read_back(cut).empty());
 }
 
+// The file is read in blocks (a long run's dump.json is gigabytes): an entry's end ("\n  }") split
+// between two blocks is found once, wherever the split falls in it.
+TEST(StreamingDumpJsonWriter, RepairFindsEveryEntryEndWhereverTheReadBlocksSplitIt) {
+  TempDir dir;
+  const std::string path = dir / "dump.json";
+  { StreamingDumpJsonWriter w(path, DumpHeader{}); }  // the header alone, as a program that died at once
+  const std::string head = read_file(path);          // up to and with `"data": {`
+  const std::string second = ",\n  \"E.1\": {\n   \"x\": \"b\"\n  }";
+  for (int split = -4; split <= 1; ++split) {
+    // The first entry's "\n  }" starts `split` bytes from where the first block ends: the blocks
+    // start where the entries do.
+    const std::string open = "\n  \"E.0\": {\n   \"x\": \"";
+    const auto end_at = static_cast<std::size_t>(static_cast<long>(kDumpJsonReadBlock) + split);  // from the body
+    const std::string first = open + std::string(end_at - open.size() - 1, 'a') + "\"\n  }";
+    ASSERT_EQ(first.size() - 4, end_at);
+    const std::string text = head + first + second + ",\n  \"E.2\": {\n   \"x\": \"cut in fl";
+    write_file(path, text);
+    DumpRepair r = repair_dump_json(path);
+    EXPECT_TRUE(r.was_unfinished);
+    EXPECT_EQ(r.entries, 2u) << "split " << split;
+    const std::string kept = head + first + second;
+    EXPECT_EQ(r.dropped_bytes, text.size() - kept.size()) << "split " << split;
+    EXPECT_TRUE(read_file(path) == kept + "\n }\n}") << "split " << split;
+    EXPECT_TRUE(dump_json_finished(path));
+    EXPECT_EQ(repair_dump_json(path).entries, 2u) << "a finished file's entries, counted in blocks";
+  }
+}
+
+namespace {
+// Bytes this process has read so far (read, pread and the like; /proc/self/io's rchar).
+std::size_t bytes_read_by_this_process() {
+  std::string io = read_file("/proc/self/io");
+  std::size_t at = io.find("rchar: ");
+  return at == std::string::npos ? 0 : std::stoull(io.substr(at + 7));
+}
+}  // namespace
+
+// The host checks every dump.json of a dump when the program ends: a finished one is known from its
+// header and its last bytes, not read through (the files of a long run are gigabytes; they were
+// read whole, into memory twice over).
+TEST(StreamingDumpJsonWriter, AFinishedFileIsRecognisedFromItsEndsWithoutReadingItThrough) {
+  TempDir dir;
+  const std::string small = dir / "small.json", big = dir / "big.json";
+  {
+    StreamingDumpJsonWriter w(small, DumpHeader{});
+    w.write(tiny("Aten.relu.0"));
+    w.finish();
+  }
+  const std::string text = read_file(small);
+  // The same file with 256 MiB between its header and its entry: a hole, no disk used.
+  const std::size_t body = text.find("\"data\": {") + 9;
+  write_file(big, text.substr(0, body));
+  std::filesystem::resize_file(big, body + (std::size_t{256} << 20));
+  {
+    std::ofstream out(big, std::ios::binary | std::ios::app);
+    out << text.substr(body);
+  }
+  ASSERT_EQ(std::filesystem::file_size(big), text.size() + (std::size_t{256} << 20));
+  const std::size_t before = bytes_read_by_this_process();
+  ASSERT_GT(before, 0u) << "/proc/self/io counts this process's reads";
+  EXPECT_TRUE(dump_json_finished(big));
+  EXPECT_LT(bytes_read_by_this_process() - before, std::size_t{1} << 20);
+  // Unfinished: cut inside the entry, it is not.
+  write_file(small, text.substr(0, text.size() - 10));
+  EXPECT_FALSE(dump_json_finished(small));
+  EXPECT_EQ(repair_dump_json(small).entries, 0u);
+  EXPECT_TRUE(dump_json_finished(small));
+}
+
 TEST(StreamingDumpJsonWriter, RefusesSymlinksAndForeignFiles) {
   TempDir dir;
   write_file(dir / "target", "keep");
@@ -196,5 +266,13 @@ TEST(StreamingDumpJsonWriter, RefusesSymlinksAndForeignFiles) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("not a dump.json written by acccheck"), std::string::npos);
   }
+  try {
+    dump_json_finished(dir / "other.json");
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_EQ(std::string(e.what()),
+              dir / "other.json" + ": not a dump.json written by acccheck (no '\"data\": {' after the header)");
+  }
+  EXPECT_THROW(dump_json_finished(dir / "link.json"), std::runtime_error) << "a symbolic link is not followed";
   EXPECT_EQ(read_file(dir / "other.json"), "{\"a\": 1}");
 }

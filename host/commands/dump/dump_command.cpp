@@ -110,6 +110,8 @@ std::vector<fs::path> dump_files_under(const fs::path& dir) {
 std::size_t repair_all(const fs::path& dir, bool quiet_when_complete) {
   std::size_t repaired = 0;
   for (const auto& f : dump_files_under(dir)) {
+    // After every run: a finished file (the usual case) is known from its ends, not read through.
+    if (quiet_when_complete && dump_json_finished(f.string())) continue;
     DumpRepair r = repair_dump_json(f.string());
     if (r.was_unfinished) {
       ++repaired;

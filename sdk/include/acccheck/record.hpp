@@ -227,8 +227,15 @@ struct DumpRepair {
   std::size_t dropped_bytes = 0;  // bytes of the entry that was in flight, removed
 };
 // Finishes a dump.json that StreamingDumpJsonWriter left unfinished: cuts the entry that was being
-// written, closes the braces. Throws "<path>: <reason>" for a file that is not such a dump.
+// written, closes the braces. Throws "<path>: <reason>" for a file that is not such a dump. The
+// file is read in blocks of kDumpJsonReadBlock (never held whole), and the entries it keeps are
+// never rewritten: the file is cut after the last complete one and the braces appended.
 DumpRepair repair_dump_json(const std::string& path);
+// Whether StreamingDumpJsonWriter finished this dump.json, from its header and its last bytes
+// alone: a finished file of any size is recognised without being read through (the host checks
+// every dump.json of a dump when the program ends). Throws as repair_dump_json does.
+bool dump_json_finished(const std::string& path);
+inline constexpr std::size_t kDumpJsonReadBlock = std::size_t{1} << 20;
 
 // stack.json in the current de-duplicated layout; reads both layouts.
 using StackMap = std::vector<std::pair<std::string, std::vector<std::string>>>;  // entry → lines
