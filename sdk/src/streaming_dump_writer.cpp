@@ -105,7 +105,11 @@ class DumpJsonFile {
     if (!S_ISREG(st.st_mode)) throw error("not a regular file");
     fd_ = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd_ < 0) throw error(std::strerror(errno));
-    if (::fstat(fd_, &st) != 0) throw error(std::strerror(errno));
+    if (::fstat(fd_, &st) != 0) {  // no destructor runs for a constructor that throws
+      const int e = errno;
+      ::close(fd_);
+      throw error(std::strerror(e));
+    }
     size_ = static_cast<std::size_t>(st.st_size);
   }
   ~DumpJsonFile() { ::close(fd_); }
