@@ -6,7 +6,11 @@
 
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #endif
+
+#include <cstdint>
 
 namespace acccheck::capture {
 
@@ -31,6 +35,87 @@ bool settle_allocator_thresholds() {
   return ::mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 && ::mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1;
 #else
   return false;
+#endif
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14's value; older C library headers lack it
+#endif
+
+std::size_t PageRange::pages() const {
+#if defined(__GLIBC__)
+  return end > begin ? (end - begin) / static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE)) : 0;
+#else
+  return 0;
+#endif
+}
+
+namespace {
+
+#if defined(__GLIBC__)
+// The whole pages inside [at, at + bytes).
+PageRange pages_within(const void* at, std::size_t bytes) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto a = reinterpret_cast<std::uintptr_t>(at);
+  PageRange r{(a + page - 1) / page * page, (a + bytes) / page * page};
+  if (r.end <= r.begin) r = {};
+  return r;
+}
+#endif
+
+}  // namespace
+
+PageRange reserve_heap_headroom(std::size_t bytes) {
+#if defined(__GLIBC__)
+  void* block = std::malloc(bytes);
+  if (!block) return {};
+  const PageRange r = pages_within(block, bytes);
+  std::free(block);
+  return r;
+#else
+  (void)bytes;
+  return {};
+#endif
+}
+
+bool populate_for_writing(const PageRange& range) {
+#if defined(__GLIBC__)
+  return range.pages() > 0 &&
+         ::madvise(reinterpret_cast<void*>(range.begin), range.end - range.begin, MADV_POPULATE_WRITE) == 0;
+#else
+  (void)range;
+  return false;
+#endif
+}
+
+bool populate_for_writing_supported() {
+#if defined(__GLIBC__)
+  static const bool supported = [] {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* p = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    const bool ok = ::madvise(p, page, MADV_POPULATE_WRITE) == 0;
+    ::munmap(p, page);
+    return ok;
+  }();
+  return supported;
+#else
+  return false;
+#endif
+}
+
+std::size_t prepare_heap_headroom(std::size_t bytes) {
+#if defined(__GLIBC__)
+  void* block = std::malloc(bytes);
+  if (!block) return 0;
+  const PageRange r = pages_within(block, bytes);
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  for (std::uintptr_t p = r.begin; p < r.end; p += page) *reinterpret_cast<volatile char*>(p) = 0;
+  std::free(block);
+  return r.pages();
+#else
+  (void)bytes;
+  return 0;
 #endif
 }
 

@@ -1,4 +1,4 @@
-// glibc malloc's thresholds for a program under the dump. Torch-free.
+// glibc malloc's thresholds for a program under the dump, and the heap's headroom. Torch-free.
 //
 // glibc adapts two thresholds as a program runs: a freed mmap'ed block raises the mmap threshold to
 // its size (up to 32 MiB) and the trim threshold to twice that. Whether a step then returns the top
@@ -11,6 +11,9 @@
 // (mmap 32 MiB, trim 64 MiB) makes the step's cost independent of that layout.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+
 namespace acccheck::capture {
 
 // Whether the environment chooses either threshold itself (MALLOC_MMAP_THRESHOLD_,
@@ -21,5 +24,37 @@ bool allocator_thresholds_chosen_by_user(const char* mmap_env, const char* trim_
 // Sets the thresholds (mmap 32 MiB, trim 64 MiB) unless the environment chose them; true if set.
 // Nothing outside glibc.
 bool settle_allocator_thresholds();
+
+// Room for the heap to grow into, faulted in ahead of time. A dumped step allocates more than the
+// plain one (its post hooks, the records' spill-over, and the program's own tensors placed around
+// them), so the first dumped steps of a process push the heap past the high-water mark the
+// undumped steps had settled at: on Debian's LibTorch 1.13, 15–40 page faults a step in steps 5–7
+// of the corpus's small transformers (~1.4 µs each on this project's VM, 2–3 % of the step), where
+// the plain steps take none. With settle_allocator_thresholds()'s thresholds a block below the mmap
+// threshold comes from the heap, and freed, stays in it (the top below the trim threshold): pages
+// of it faulted in now cost the steps that grow into them nothing. Only with those thresholds — the
+// caller's business: under others the block may be mapped and unmapped or the top trimmed, and the
+// work wasted.
+
+// Whole pages [begin, end).
+struct PageRange {
+  std::uintptr_t begin = 0, end = 0;
+  std::size_t pages() const;
+};
+
+// A block of `bytes` allocated from the heap and freed at once, untouched: its whole pages, for
+// populate_for_writing(). Empty outside glibc.
+PageRange reserve_heap_headroom(std::size_t bytes);
+
+// Pages made present and writable without being written (MADV_POPULATE_WRITE, Linux 5.14): safe
+// from any thread while the program uses the memory. False where the kernel lacks it or the range
+// is no longer mapped.
+bool populate_for_writing(const PageRange& range);
+// Whether this kernel has MADV_POPULATE_WRITE (a page of our own tried once, then remembered).
+bool populate_for_writing_supported();
+
+// The kernels without it: a block of `bytes` from the heap, written once a page while it is ours,
+// and freed — the same headroom, its faults taken on the calling thread. The pages faulted in.
+std::size_t prepare_heap_headroom(std::size_t bytes);
 
 }  // namespace acccheck::capture

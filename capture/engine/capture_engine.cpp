@@ -60,6 +60,7 @@ struct State {
   std::size_t category_calls = 0;     // category calls seen while started, in selected steps
   std::size_t filtered = 0;           // of those, left out by list / black_list / scope
   std::int64_t last_step_seen = -1;
+  std::int64_t headroom_for = -1;  // the dumped step whose heap headroom was prepared (prepare_heap_headroom)
   bool finished = false;
   std::string summary;
 };
@@ -83,6 +84,15 @@ std::atomic<bool> g_op_seen{false};
 // to the program's first step, itself ~3x a later one (its kernels' first runs). Counts down; the
 // first backward pass sets it to 0.
 std::atomic<int> g_call_sites_to_learn{4096};
+// settle_allocator_thresholds() set the engine's thresholds: a freed block of the heap stays in it,
+// so headroom prepared for a dumped step is kept until that step grows into it.
+std::atomic<bool> g_heap_keeps_freed_top{false};
+// The headroom prepared where a step not dumped ends and a dumped one follows: several times what
+// the corpus's first dumped steps grow the heap by (0.1–0.6 MiB over steps 5–7). Its 1,024 page
+// faults (~1.5 ms on this project's VM) are taken by the writer thread, idle then; only on a kernel
+// without MADV_POPULATE_WRITE by the training thread, once per stretch of dumped steps, in the
+// step before it.
+constexpr std::size_t kHeapHeadroom = 4u << 20;
 
 // ---- operator classification, cached per dispatcher operator -----------------------------------
 
@@ -231,6 +241,25 @@ std::int64_t first_requested(const core::IndexSelection& steps) {
 bool exit_due(const State& s) {
   auto last = s.options.steps.last();
   return s.options.exit_after_last_step && last && s.step > *last;
+}
+
+// Where a step that is not dumped ends (its backward pass, or the SDK's step()) and the next one is
+// dumped: the heap's headroom for the dumped steps (allocator_thresholds.hpp), once per such step,
+// on the thread that runs the steps, outside the engine's lock.
+void prepare_heap_for_next_step(State& s) {
+  if (!g_heap_keeps_freed_top.load(std::memory_order_relaxed)) return;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const std::int64_t next = s.step + 1;
+    if (s.finished || !s.started || s.options.steps.contains(s.step) || !s.options.steps.contains(next) ||
+        !rank_selected(s) || s.headroom_for == next)
+      return;
+    s.headroom_for = next;
+  }
+  // The writer thread faults the pages in while this one goes on; a kernel without
+  // MADV_POPULATE_WRITE has this thread write them (the block is its own only until it frees it).
+  if (populate_for_writing_supported()) s.writer->fault_in(reserve_heap_headroom(kHeapHeadroom));
+  else prepare_heap_headroom(kHeapHeadroom);
 }
 
 // ---- the backward half of an entry -----------------------------------------------------------------
@@ -477,7 +506,9 @@ bool backward_pass_starts() {
 }
 
 void backward_pass_ended() {
-  if (--t_backward_depth == 0) resume_calls_on_this_thread();
+  if (--t_backward_depth != 0) return;
+  resume_calls_on_this_thread();
+  if (g_active.load(std::memory_order_relaxed) && g_state->options.auto_step) prepare_heap_for_next_step(*g_state);
 }
 
 namespace {
@@ -600,7 +631,7 @@ void CaptureEngine::configure(core::DumpOptions options) {
     ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     // Before the program's tensors (the preload configures before main): a dumped step must not
     // trim and re-fault the heap where the plain step does not (allocator_thresholds.hpp).
-    settle_allocator_thresholds();
+    g_heap_keeps_freed_top.store(settle_allocator_thresholds());
   });
   core::validate_dump_options(options, "dump options");
   install_capture_fallback(c10::KernelFunction::makeFromBoxedFunction<&on_operator>());
@@ -678,6 +709,7 @@ void CaptureEngine::stop() {
 
 void CaptureEngine::step() {
   if (!g_state) return;
+  prepare_heap_for_next_step(*g_state);
   bool exit_now;
   {
     std::lock_guard<std::mutex> lock(g_state->mutex);

@@ -243,6 +243,11 @@ void DumpWriter::end_step(std::int64_t step) {
   queue_.push(Item(EndStep{step}), 0);
 }
 
+void DumpWriter::fault_in(const PageRange& pages) {
+  in_flight_.fetch_add(1);
+  queue_.push(Item(pages), 0);
+}
+
 bool DumpWriter::drain(std::chrono::milliseconds timeout) const {
   constexpr long kPollNs = 2'000'000;
   for (long waited = 0; in_flight_.load() > 0 && !failed_.load(); waited += kPollNs) {
@@ -375,7 +380,8 @@ void DumpWriter::run() {
       if (!failed_) {
         try {
           if (auto* r = std::get_if<std::unique_ptr<CapturedRecord>>(&item)) write_record(**r);
-          else close_step(std::get<EndStep>(item).step);
+          else if (auto* e = std::get_if<EndStep>(&item)) close_step(e->step);
+          else populate_for_writing(std::get<PageRange>(item));
           // The entries reach the files whenever the writer has caught up (nothing else in flight:
           // a producer counts an item before it queues it): one write per batch while the program
           // is faster than the writer (a short step's dozens of records had made one system call

@@ -19,6 +19,7 @@
 #include <variant>
 
 #include "config/dump_options.hpp"
+#include "engine/allocator_thresholds.hpp"
 #include "engine/captured_record.hpp"
 #include "engine/record_queue.hpp"
 
@@ -54,6 +55,9 @@ class DumpWriter {
   static void prepare_spare_records(std::size_t count);
   static std::size_t spare_records_ready();  // the calling thread's
   void end_step(std::int64_t step);  // the files of `step` are finished (in queue order)
+  // The pages are faulted in on the writer thread (populate_for_writing, allocator_thresholds.hpp),
+  // not on the training thread, which goes on meanwhile.
+  void fault_in(const PageRange& pages);
   // Drains the queue, finishes every open step, joins the thread.
   // Steps under dump_path holding a dump.json for this rank that this run did not write (`written`):
   // what an earlier dump into the same folder left, which readers would take for this run's.
@@ -72,7 +76,7 @@ class DumpWriter {
   struct EndStep {
     std::int64_t step;
   };
-  using Item = std::variant<std::unique_ptr<CapturedRecord>, EndStep>;
+  using Item = std::variant<std::unique_ptr<CapturedRecord>, EndStep, PageRange>;
   struct StepFiles;
 
   void run();
