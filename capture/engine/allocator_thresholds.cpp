@@ -104,6 +104,14 @@ bool populate_for_writing_supported() {
 #endif
 }
 
+std::uintptr_t heap_end() {
+#if defined(__GLIBC__)
+  return reinterpret_cast<std::uintptr_t>(::sbrk(0));
+#else
+  return 0;
+#endif
+}
+
 std::size_t prepare_heap_headroom(std::size_t bytes) {
 #if defined(__GLIBC__)
   void* block = std::malloc(bytes);

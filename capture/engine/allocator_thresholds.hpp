@@ -53,6 +53,10 @@ bool populate_for_writing(const PageRange& range);
 // Whether this kernel has MADV_POPULATE_WRITE (a page of our own tried once, then remembered).
 bool populate_for_writing_supported();
 
+// The end of the heap (the program break, sbrk(0): glibc's cached value, no system call); 0
+// outside glibc. It moves when the heap grows past its top chunk — past the headroom given.
+std::uintptr_t heap_end();
+
 // The kernels without it: a block of `bytes` from the heap, written once a page while it is ours,
 // and freed — the same headroom, its faults taken on the calling thread. The pages faulted in.
 std::size_t prepare_heap_headroom(std::size_t bytes);

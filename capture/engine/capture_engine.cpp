@@ -60,7 +60,7 @@ struct State {
   std::size_t category_calls = 0;     // category calls seen while started, in selected steps
   std::size_t filtered = 0;           // of those, left out by list / black_list / scope
   std::int64_t last_step_seen = -1;
-  std::int64_t headroom_for = -1;  // the dumped step whose heap headroom was prepared (prepare_heap_headroom)
+  std::uintptr_t heap_end_after_headroom = 0;  // heap_end() once the last headroom was given; 0: none yet
   bool finished = false;
   std::string summary;
 };
@@ -243,23 +243,25 @@ bool exit_due(const State& s) {
   return s.options.exit_after_last_step && last && s.step > *last;
 }
 
-// Where a step that is not dumped ends (its backward pass, or the SDK's step()) and the next one is
-// dumped: the heap's headroom for the dumped steps (allocator_thresholds.hpp), once per such step,
-// on the thread that runs the steps, outside the engine's lock.
+// Where a step ends (its backward pass, or the SDK's step()) and the next one is dumped: the heap's
+// headroom (allocator_thresholds.hpp), given before the first dumped step of a stretch, and again
+// whenever the heap has grown past it since (the end of the heap moved): a run that dumps every
+// step keeps growing its heap for hundreds of steps (gpt_adam, LibTorch 1.13: ~5 KB a step over
+// its first 1,500, the plain run's heap flat). On the thread that runs the steps, outside the
+// engine's lock: a look at the heap's end per step, the headroom a few times a run.
 void prepare_heap_for_next_step(State& s) {
   if (!g_heap_keeps_freed_top.load(std::memory_order_relaxed)) return;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    const std::int64_t next = s.step + 1;
-    if (s.finished || !s.started || s.options.steps.contains(s.step) || !s.options.steps.contains(next) ||
-        !rank_selected(s) || s.headroom_for == next)
+    if (s.finished || !s.started || !s.options.steps.contains(s.step + 1) || !rank_selected(s) ||
+        s.heap_end_after_headroom == heap_end())
       return;
-    s.headroom_for = next;
+    // The writer thread faults the pages in while this one goes on; a kernel without
+    // MADV_POPULATE_WRITE has this thread write them (the block is its own only until it frees it).
+    if (populate_for_writing_supported()) s.writer->fault_in(reserve_heap_headroom(kHeapHeadroom));
+    else prepare_heap_headroom(kHeapHeadroom);
+    s.heap_end_after_headroom = heap_end();
   }
-  // The writer thread faults the pages in while this one goes on; a kernel without
-  // MADV_POPULATE_WRITE has this thread write them (the block is its own only until it frees it).
-  if (populate_for_writing_supported()) s.writer->fault_in(reserve_heap_headroom(kHeapHeadroom));
-  else prepare_heap_headroom(kHeapHeadroom);
 }
 
 // ---- the backward half of an entry -----------------------------------------------------------------
