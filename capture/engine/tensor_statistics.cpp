@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -174,27 +175,42 @@ double first_element(const at::Tensor& t) {
   }
 }
 
-// The output of one call is often the input of the next (relu → addmm), views cover the same
-// elements as their base (t, view, detach), and a parameter updated by the optimizer is read by the
-// next forward pass: statistics of the same elements, unchanged since, are reused. Same elements:
-// the same dtype, data pointer and element count, both dense without overlap (so the element set
-// is the whole range). Unchanged: the same version of the same version counter — the tensor's root
-// (its base if it is a view: views share their base's counter) must be the one the statistics were
-// computed through. An alias with a counter of its own (`.data()`, `variable_data()`) writes
-// without moving the root's counter, so it never shares the root's entry, and since there is one
-// entry per data pointer, capturing the alias (an in-place call's input is captured before the call
-// writes) replaces the root's entry. A write no capture sees — through such an alias in a call that
-// is not an entry, or through data_ptr — goes unnoticed, as it does by autograd's own version
-// checks. A weak reference to the root keeps its memory (so the pointer compared) and its storage
-// from being reused while the entry lives.
+// The output of one call is often the input of the next (relu → addmm), views and detached aliases
+// cover the same elements as their base (t, view, detach), and a parameter updated by the optimizer
+// is read by the next forward pass: statistics of the same elements, unchanged since, are reused.
+// Same elements: the same dtype, data pointer and element count, both dense without overlap (so the
+// element set is the whole range). Unchanged: the same version of the same version counter — the
+// one object a tensor shares with its views and with what detach() made of it (both LibTorch
+// versions), and with nothing else. An alias with a counter of its own (`.data()`,
+// `variable_data()`) writes without moving that counter, so it never shares the entry, and since
+// there is one entry per data pointer, capturing the alias (an in-place call's input is captured
+// before the call writes) replaces the entry. A write no capture sees — through such an alias in a
+// call that is not an entry, or through data_ptr — goes unnoticed, as it does by autograd's own
+// version checks. The entry holds a reference to the counter: while it lives no other counter can
+// take its address, and a tensor that shares it shares the storage it was computed over (the
+// storage cannot have been freed and its address reused under a tensor with that counter).
+// Compared by counter, not by the tensor's root (its base if a view), detach()'s output hits its
+// input's entry (a dumped step of gpt_adam detaches each gradient twice in clip_grad_norm_), and a
+// look-up reads neither the base nor its reference count.
 struct CachedStatistics {
-  c10::weak_intrusive_ptr<c10::TensorImpl> root{c10::intrusive_ptr<c10::TensorImpl>()};
-  const c10::TensorImpl* root_ptr = nullptr;
+  c10::VariableVersion counter;  // a reference that keeps the counter alive (disabled when empty)
+  const void* counter_id = nullptr;
   std::int64_t version = -1;
   std::int64_t numel = 0;
   at::ScalarType dtype = at::kFloat;
   Statistics stats;
 };
+
+// The identity of a tensor's version counter. c10::VariableVersion holds nothing but the pointer to
+// the shared counter and hands it out nowhere (LibTorch 1.13 and 2.13 alike): its bytes are read.
+static_assert(sizeof(c10::VariableVersion) == sizeof(void*), "c10::VariableVersion is one pointer to its counter");
+const void* counter_id_of(const c10::VariableVersion& v) {
+  const void* id;
+  std::memcpy(&id, static_cast<const void*>(&v), sizeof id);
+  return id;
+}
+const void* counter_id_of(const at::Tensor& t) { return counter_id_of(t.unsafeGetTensorImpl()->version_counter()); }
+
 // Entries are found by data pointer in a 4-way set-associative table (least recently used out),
 // big enough that a training step's parameters, gradients and optimizer buffers stay from one use
 // to the next (a 32-slot ring forgot a parameter's statistics before the next step's forward pass
@@ -234,8 +250,6 @@ bool cacheable(const at::Tensor& t) {
          t.unsafeGetTensorImpl()->unsafe_storage().nbytes() >= static_cast<std::size_t>(kBlock) * t.element_size();
 }
 
-const at::TensorBase& root_of(const at::Tensor& t) { return t.is_view() ? t._base() : t; }
-
 // The way of `set` holding `data`'s entry (one entry per data pointer), or kWays.
 std::size_t way_holding(const StatisticsCache& k, std::size_t set, const void* data) {
   for (std::size_t w = 0; w < kWays; ++w)
@@ -251,8 +265,8 @@ const CachedStatistics* cached(const at::Tensor& t) {
   const std::size_t w = way_holding(k, set, data);
   if (w == kWays) return nullptr;
   const CachedStatistics& c = k.entries[set][w];
-  if (c.numel != t.numel() || c.dtype != t.scalar_type() || c.root.expired() ||
-      c.root_ptr != root_of(t).unsafeGetTensorImpl() || c.version != static_cast<std::int64_t>(t._version()))
+  if (c.numel != t.numel() || c.dtype != t.scalar_type() || c.counter_id != counter_id_of(t) ||
+      c.version != static_cast<std::int64_t>(t._version()))
     return nullptr;
   k.last_use[set][w] = ++k.clock;
   return &c;
@@ -272,9 +286,8 @@ void remember(const at::Tensor& t, const Statistics& spec) {
   }
   k.last_use[set][way] = ++k.clock;
   CachedStatistics& c = k.entries[set][way];
-  const at::TensorBase& root = root_of(t);
-  c.root = c10::weak_intrusive_ptr<c10::TensorImpl>(root.getIntrusivePtr());
-  c.root_ptr = root.unsafeGetTensorImpl();
+  c.counter = t.unsafeGetTensorImpl()->version_counter();
+  c.counter_id = counter_id_of(c.counter);
   c.version = static_cast<std::int64_t>(t._version());
   k.data[set][way] = data;
   c.numel = t.numel();
@@ -290,8 +303,8 @@ void forget(const at::Tensor& t) {
   const std::size_t w = way_holding(k, set, data);
   if (w == kWays) return;
   k.data[set][w] = nullptr;
-  k.entries[set][w].root = c10::weak_intrusive_ptr<c10::TensorImpl>(c10::intrusive_ptr<c10::TensorImpl>());
-  k.entries[set][w].root_ptr = nullptr;
+  k.entries[set][w].counter = c10::VariableVersion();
+  k.entries[set][w].counter_id = nullptr;
 }
 
 // The same statistic four times, in four stores: a chained `a = b = c = d = s` read back what it had

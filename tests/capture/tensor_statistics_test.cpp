@@ -152,6 +152,27 @@ TEST(TensorStatistics, AnAliasWithAVersionCounterOfItsOwnIsNeverTakenForTheTenso
   EXPECT_EQ(stats_of(alias).max.value, 2.0);
 }
 
+TEST(TensorStatistics, ADetachedAliasSharesTheEntryUntilEitherIsWritten) {
+  // detach() shares the storage and the version counter (clip_grad_norm_ detaches every gradient
+  // twice a step): its statistics are the entry's. (Writing through data_ptr moves no version,
+  // which shows whether the entry answered.)
+  at::Tensor g = at::full({1024}, 1.0f);
+  EXPECT_EQ(stats_of(g).max.value, 1.0);
+  g.data_ptr<float>()[0] = 9.0f;
+  at::Tensor d = g.detach();
+  EXPECT_EQ(stats_of(d).max.value, 1.0) << "the same counter at the same version: the entry answers";
+  EXPECT_EQ(stats_of(d.detach().view({32, 32})).max.value, 1.0) << "a view of a detached alias too";
+  d.add_(1.0f);  // in place through the alias: the shared counter moves, for g as well
+  EXPECT_EQ(stats_of(g).max.value, 10.0);
+  EXPECT_EQ(stats_of(d).max.value, 10.0);
+  // A tensor whose counter died with it is never taken for a new one at the same address with the
+  // same version number: the entry keeps its counter alive, so the new tensor's is another object.
+  for (int i = 0; i < 50; ++i) {
+    at::Tensor y = at::full({1024}, static_cast<float>(i));
+    ASSERT_EQ(stats_of(y.detach()).max.value, static_cast<double>(i));
+  }
+}
+
 TEST(TensorStatistics, ATensorOverAStorageSmallerThanABlockIsReadEachTime) {
   // Writing through data_ptr moves no version: a tensor whose statistics came from the table would
   // keep its old maximum. Below a block of the dtype's bytes, every read is a pass.
