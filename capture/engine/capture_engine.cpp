@@ -247,8 +247,10 @@ bool exit_due(const State& s) {
 // headroom (allocator_thresholds.hpp), given before the first dumped step of a stretch, and again
 // whenever the heap has grown past it since (the end of the heap moved): a run that dumps every
 // step keeps growing its heap for hundreds of steps (gpt_adam, LibTorch 1.13: ~5 KB a step over
-// its first 1,500, the plain run's heap flat). On the thread that runs the steps, outside the
-// engine's lock: a look at the heap's end per step, the headroom a few times a run.
+// its first 1,500, the plain run's heap flat). On the thread that runs the steps: a look at the
+// heap's end per step, the headroom a few times a run. Not under the engine's lock: handing the
+// pages to the writer waits while its queue is full, and other capturing threads would wait for the
+// lock meanwhile (two threads ending backward passes at once may both give headroom: harmless).
 void prepare_heap_for_next_step(State& s) {
   if (!g_heap_keeps_freed_top.load(std::memory_order_relaxed)) return;
   {
@@ -256,12 +258,14 @@ void prepare_heap_for_next_step(State& s) {
     if (s.finished || !s.started || !s.options.steps.contains(s.step + 1) || !rank_selected(s) ||
         s.heap_end_after_headroom == heap_end())
       return;
-    // The writer thread faults the pages in while this one goes on; a kernel without
-    // MADV_POPULATE_WRITE has this thread write them (the block is its own only until it frees it).
-    if (populate_for_writing_supported()) s.writer->fault_in(reserve_heap_headroom(kHeapHeadroom));
-    else prepare_heap_headroom(kHeapHeadroom);
-    s.heap_end_after_headroom = heap_end();
   }
+  // The writer thread faults the pages in while this one goes on; a kernel without
+  // MADV_POPULATE_WRITE has this thread write them (the block is its own only until it frees it).
+  if (populate_for_writing_supported()) s.writer->fault_in(reserve_heap_headroom(kHeapHeadroom));
+  else prepare_heap_headroom(kHeapHeadroom);
+  const std::uintptr_t end = heap_end();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.heap_end_after_headroom = end;
 }
 
 // ---- the backward half of an entry -----------------------------------------------------------------
