@@ -87,11 +87,10 @@ std::atomic<int> g_call_sites_to_learn{4096};
 // settle_allocator_thresholds() set the engine's thresholds: a freed block of the heap stays in it,
 // so headroom prepared for a dumped step is kept until that step grows into it.
 std::atomic<bool> g_heap_keeps_freed_top{false};
-// The headroom prepared where a step not dumped ends and a dumped one follows: several times what
-// the corpus's first dumped steps grow the heap by (0.1–0.6 MiB over steps 5–7). Its 1,024 page
-// faults (~1.5 ms on this project's VM) are taken by the writer thread, idle then; only on a kernel
-// without MADV_POPULATE_WRITE by the training thread, once per stretch of dumped steps, in the
-// step before it.
+// The headroom given before a dumped step (prepare_heap_for_next_step): several times what the
+// corpus's first dumped steps grow the heap by (0.1–0.6 MiB over steps 5–7). Its 1,024 page faults
+// (~1.5 ms on this project's VM) are taken by the writer thread; only on a kernel without
+// MADV_POPULATE_WRITE by the training thread, at the end of the step before.
 constexpr std::size_t kHeapHeadroom = 4u << 20;
 
 // ---- operator classification, cached per dispatcher operator -----------------------------------
