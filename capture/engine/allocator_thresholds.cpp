@@ -42,36 +42,39 @@ bool settle_allocator_thresholds() {
 #define MADV_POPULATE_WRITE 23  // Linux 5.14's value; older C library headers lack it
 #endif
 
-std::size_t PageRange::pages() const {
-#if defined(__GLIBC__)
-  return end > begin ? (end - begin) / static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE)) : 0;
-#else
-  return 0;
-#endif
-}
-
 namespace {
 
 #if defined(__GLIBC__)
-// The whole pages inside [at, at + bytes).
-PageRange pages_within(const void* at, std::size_t bytes) {
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto a = reinterpret_cast<std::uintptr_t>(at);
-  PageRange r{(a + page - 1) / page * page, (a + bytes) / page * page};
+std::uintptr_t page_size() { return static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE)); }
+
+// A block of `bytes` from the heap, `use`d as its whole pages while it is ours, then freed: those
+// pages.
+template <typename Use>
+PageRange with_heap_block(std::size_t bytes, Use use) {
+  void* block = std::malloc(bytes);
+  if (!block) return {};
+  const auto page = page_size(), at = reinterpret_cast<std::uintptr_t>(block);
+  PageRange r{(at + page - 1) / page * page, (at + bytes) / page * page};
   if (r.end <= r.begin) r = {};
+  use(r);
+  std::free(block);
   return r;
 }
 #endif
 
 }  // namespace
 
+std::size_t PageRange::pages() const {
+#if defined(__GLIBC__)
+  return end > begin ? (end - begin) / page_size() : 0;
+#else
+  return 0;
+#endif
+}
+
 PageRange reserve_heap_headroom(std::size_t bytes) {
 #if defined(__GLIBC__)
-  void* block = std::malloc(bytes);
-  if (!block) return {};
-  const PageRange r = pages_within(block, bytes);
-  std::free(block);
-  return r;
+  return with_heap_block(bytes, [](const PageRange&) {});
 #else
   (void)bytes;
   return {};
@@ -91,7 +94,7 @@ bool populate_for_writing(const PageRange& range) {
 bool populate_for_writing_supported() {
 #if defined(__GLIBC__)
   static const bool supported = [] {
-    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const auto page = static_cast<std::size_t>(page_size());
     void* p = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return false;
     const bool ok = ::madvise(p, page, MADV_POPULATE_WRITE) == 0;
@@ -114,13 +117,9 @@ std::uintptr_t heap_end() {
 
 std::size_t prepare_heap_headroom(std::size_t bytes) {
 #if defined(__GLIBC__)
-  void* block = std::malloc(bytes);
-  if (!block) return 0;
-  const PageRange r = pages_within(block, bytes);
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  for (std::uintptr_t p = r.begin; p < r.end; p += page) *reinterpret_cast<volatile char*>(p) = 0;
-  std::free(block);
-  return r.pages();
+  return with_heap_block(bytes, [](const PageRange& r) {
+           for (std::uintptr_t p = r.begin; p < r.end; p += page_size()) *reinterpret_cast<volatile char*>(p) = 0;
+         }).pages();
 #else
   (void)bytes;
   return 0;

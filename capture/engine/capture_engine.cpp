@@ -212,11 +212,13 @@ bool matches(const std::string& entry, const std::vector<std::string>& items) {
 
 bool rank_selected(const State& s) { return s.options.ranks.all() || (s.rank && s.options.ranks.contains(*s.rank)); }
 
-// Caller holds the mutex.
-void update_dumping(State& s) {
-  bool on = s.started && !s.finished && s.options.steps.contains(s.step) && rank_selected(s) && !s.writer->failed();
-  g_dumping.store(on);
+// Whether `step` is dumped as things stand. Caller holds the mutex.
+bool dumps_step(const State& s, std::int64_t step) {
+  return s.started && !s.finished && s.options.steps.contains(step) && rank_selected(s) && !s.writer->failed();
 }
+
+// Caller holds the mutex.
+void update_dumping(State& s) { g_dumping.store(dumps_step(s, s.step)); }
 
 // The current step is over. Caller holds the mutex.
 void advance_step_locked(State& s) {
@@ -254,9 +256,7 @@ void prepare_heap_for_next_step(State& s) {
   if (!g_heap_keeps_freed_top.load(std::memory_order_relaxed)) return;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.finished || !s.started || !s.options.steps.contains(s.step + 1) || !rank_selected(s) ||
-        s.heap_end_after_headroom == heap_end())
-      return;
+    if (!dumps_step(s, s.step + 1) || s.heap_end_after_headroom == heap_end()) return;
   }
   // The writer thread faults the pages in while this one goes on; a kernel without
   // MADV_POPULATE_WRITE has this thread write them (the block is its own only until it frees it).

@@ -194,7 +194,6 @@ double first_element(const at::Tensor& t) {
 // look-up reads neither the base nor its reference count.
 struct CachedStatistics {
   c10::VariableVersion counter;  // a reference that keeps the counter alive (disabled when empty)
-  const void* counter_id = nullptr;
   std::int64_t version = -1;
   std::int64_t numel = 0;
   at::ScalarType dtype = at::kFloat;
@@ -265,7 +264,7 @@ const CachedStatistics* cached(const at::Tensor& t) {
   const std::size_t w = way_holding(k, set, data);
   if (w == kWays) return nullptr;
   const CachedStatistics& c = k.entries[set][w];
-  if (c.numel != t.numel() || c.dtype != t.scalar_type() || c.counter_id != counter_id_of(t) ||
+  if (c.numel != t.numel() || c.dtype != t.scalar_type() || counter_id_of(c.counter) != counter_id_of(t) ||
       c.version != static_cast<std::int64_t>(t._version()))
     return nullptr;
   k.last_use[set][w] = ++k.clock;
@@ -287,7 +286,6 @@ void remember(const at::Tensor& t, const Statistics& spec) {
   k.last_use[set][way] = ++k.clock;
   CachedStatistics& c = k.entries[set][way];
   c.counter = t.unsafeGetTensorImpl()->version_counter();
-  c.counter_id = counter_id_of(c.counter);
   c.version = static_cast<std::int64_t>(t._version());
   k.data[set][way] = data;
   c.numel = t.numel();
@@ -304,7 +302,6 @@ void forget(const at::Tensor& t) {
   if (w == kWays) return;
   k.data[set][w] = nullptr;
   k.entries[set][w].counter = c10::VariableVersion();
-  k.entries[set][w].counter_id = nullptr;
 }
 
 // The same statistic four times, in four stores: a chained `a = b = c = d = s` read back what it had

@@ -30,7 +30,7 @@ void DumpJsonWriter::write(const ApiRecord& record) {
 
 void DumpJsonWriter::finish() {
   if (impl_->finished) return;
-  impl_->file.write(impl_->first ? "}\n}" : "\n }\n}");
+  impl_->file.write(std::string(detail::dump_json_close(!impl_->first)));
   impl_->file.commit();
   impl_->finished = true;
 }

@@ -83,7 +83,7 @@ void StreamingDumpJsonWriter::finish() {
   flush();
   // No fsync: what matters is surviving the program's death, and the kernel has every byte once
   // write() returned (an fsync per step cost milliseconds on the writer thread).
-  write_all(entries_ == 0 ? "}\n}" : "\n }\n}");
+  write_all(std::string(detail::dump_json_close(entries_ != 0)));
   if (::close(fd_) != 0) {
     fd_ = -1;
     throw std::runtime_error(path_ + ": " + std::strerror(errno));
@@ -151,7 +151,8 @@ class DumpJsonFile {
     auto ends_with = [&](std::string_view end) {
       return tail.size() >= end.size() && tail.compare(tail.size() - end.size(), end.size(), end) == 0;
     };
-    return ends_with("\n }\n}") || ends_with("\"data\": {}\n}");
+    return ends_with(detail::dump_json_close(true)) ||
+           ends_with(std::string(kDataOpen) + std::string(detail::dump_json_close(false)));
   }
 
   // The complete entries from `body` on, and where the last one ends (`body` if none). One block
@@ -221,7 +222,7 @@ DumpRepair repair_dump_json(const std::string& path) {
   std::size_t keep = body;
   r.entries = file.count_entries(body, &keep);
   r.dropped_bytes = file.size() - keep;
-  file.cut_and_append(keep, r.entries == 0 ? "}\n}" : "\n }\n}");
+  file.cut_and_append(keep, detail::dump_json_close(r.entries != 0));
   return r;
 }
 
