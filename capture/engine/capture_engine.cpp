@@ -153,6 +153,13 @@ ArgSlot::Meaning meaning_of(const c10::TypePtr& real) {
   }
 }
 
+// The first hook plugin's decision that keeps the operator, if any keeps it.
+std::optional<HookDecision> keeping_decision(const std::vector<HookPlugin*>& hooks, const OperatorName& name) {
+  for (HookPlugin* h : hooks)
+    if (auto d = h->classify(name)) return d;
+  return std::nullopt;
+}
+
 std::unique_ptr<OpInfo> classify(const c10::OperatorHandle& op) {
   auto info = std::make_unique<OpInfo>();
   const c10::OperatorName& name = op.operator_name();
@@ -163,14 +170,11 @@ std::unique_ptr<OpInfo> classify(const c10::OperatorHandle& op) {
   const c10::FunctionSchema& schema = op.schema();
   info->arguments = schema.arguments().size();
   info->returns = schema.returns().size();
-  for (HookPlugin* h : g_state->hooks) {
-    auto d = h->classify(OperatorName{info->op_name, info->overload});
-    if (!d) continue;
+  if (auto d = keeping_decision(g_state->hooks, OperatorName{info->op_name, info->overload})) {
     info->kept = true;
     info->api_name = d->api_name;
     info->replayable = d->replayable;
     info->api_id = api_ids().emplace(info->api_name, api_ids().size()).first->second;
-    break;
   }
   if (info->kept)
     for (const auto& a : schema.arguments())
@@ -663,6 +667,11 @@ void CaptureEngine::configure(core::DumpOptions options) {
     for (const auto& r : s->registry.refused()) why += "; " + r.line();
     throw std::runtime_error(why);
   }
+  // The calls of operators outside every category no longer reach the fallback (each one's boxing
+  // cost a gpt step ~36 calls of ~0.4 µs), in dumped steps and others alike.
+  make_operators_transparent([&hooks = s->hooks](const c10::OperatorName& name) {
+    return !keeping_decision(hooks, OperatorName{name.name, name.overload_name});
+  });
   open_writer(*s);
   if (s->options.stack != core::StackMode::off) {
     prepare_stack_capture();

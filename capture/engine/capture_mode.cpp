@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <mutex>
 #include <new>
+#include <memory>
 #include <stdexcept>
+#include <vector>
 
 namespace acccheck::capture {
 
@@ -22,6 +24,20 @@ void install_capture_fallback(c10::KernelFunction fallback) {
   // Never deregistered: calls may be inside the fallback on other threads until the process ends.
   new c10::RegistrationHandleRAII(dispatcher.registerFallback(kCaptureKey, std::move(fallback), "acccheck dump"));
   installed = true;
+}
+
+std::size_t make_operators_transparent(const std::function<bool(const c10::OperatorName&)>& transparent) {
+  static std::mutex mutex;
+  static auto* registered = new std::vector<c10::RegistrationHandleRAII>;  // never destroyed at exit
+  std::lock_guard<std::mutex> lock(mutex);
+  registered->clear();  // deregisters the previous configuration's
+  auto& dispatcher = c10::Dispatcher::singleton();
+  for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
+    if (!transparent(name)) continue;
+    registered->push_back(dispatcher.registerImpl(name, kCaptureKey, c10::KernelFunction::makeFallthrough(), {},
+                                                  nullptr, "acccheck dump: outside every category"));
+  }
+  return registered->size();
 }
 
 void capture_calls_on_this_thread(bool on) { c10::impl::tls_set_dispatch_key_included(kCaptureKey, on); }

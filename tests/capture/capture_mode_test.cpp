@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <dirent.h>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -202,4 +203,29 @@ TEST(CaptureMode, ABackwardPassLeavesTheThreadCaptured) {
   EXPECT_TRUE(names.count("Aten.mm.0.backward")) << "the gradients of a call before the pass";
   EXPECT_TRUE(names.count("Aten.sigmoid.0.forward")) << "a call after the pass";
   for (const auto& n : names) EXPECT_EQ(n.find("Aten.tanh_backward"), std::string::npos) << n;
+}
+
+TEST(CaptureMode, OperatorsOutsideEveryCategorySkipTheKeyAndTheirNestedCallsStillReachIt) {
+  // aten::linear is in no category (the aten list has its t and addmm): its calls skip the key — a
+  // fallthrough kernel there, so no boxing and no fallback call — while the calls it makes are
+  // entries as before. A category's operator keeps reaching the fallback.
+  acccheck::test::TempDir dir;
+  auto& engine = CaptureEngine::instance();
+  auto& dispatcher = c10::Dispatcher::singleton();
+  const c10::OperatorHandle linear = dispatcher.findSchemaOrThrow("aten::linear", "");
+  const c10::OperatorHandle addmm = dispatcher.findSchemaOrThrow("aten::addmm", "");
+  for (int configuration = 0; configuration < 2; ++configuration) {  // a second one replaces the first's set
+    engine.configure(options_in(dir));
+    EXPECT_TRUE(linear.hasKernelForDispatchKey(acccheck::capture::kCaptureKey)) << "configuration " << configuration;
+    EXPECT_FALSE(addmm.hasKernelForDispatchKey(acccheck::capture::kCaptureKey)) << "configuration " << configuration;
+    const at::Tensor x = at::ones({2, 3}), w = at::ones({4, 3}), b = at::ones({4});
+    engine.start();
+    (void)at::linear(x, w, b);
+    engine.stop();
+    std::string summary = engine.finish();
+    ASSERT_NE(summary.find("written to"), std::string::npos) << summary;
+    EXPECT_EQ(entry_names(dir / "d/step0/rank/dump.json"),
+              (std::set<std::string>{"Aten.t.0.forward", "Aten.addmm.0.forward"}));
+    std::filesystem::remove_all(dir / "d");
+  }
 }
