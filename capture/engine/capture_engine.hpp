@@ -5,6 +5,7 @@
 // (acccheck::Debugger), the preload library (`acccheck dump -- PROG`) and the TorchScript runner.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "config/dump_options.hpp"
@@ -51,5 +52,9 @@ bool backward_pass_starts();
 // on_operator pauses the thread that runs the backward passes from the call after a step's start
 // until then, capture_mode.hpp).
 void backward_pass_ended();
+
+// The blocks of post hooks (one per forward entry with gradients, destroyed with its autograd graph
+// after the backward pass) freed on the calling thread and kept there for its next ones.
+std::size_t free_post_hook_blocks();
 
 }  // namespace acccheck::capture
