@@ -29,13 +29,13 @@ first_timed=${FIRST_TIMED:-5}
 run_steps=${RUN_STEPS:-12}
 # "step N time T ms" lines → the mean time of the three timed steps.
 timed_steps() {
-  sed -n 's/^step \([0-9]*\) time \([0-9.]*\) ms/\1 \2/p' |
+  step_lines |
     awk -v f="$first_timed" '$1 >= f && $1 <= f + 2 { s += $2; n++ } END { if (n == 3) printf "%.4f\n", s / n; else print "nan" }'
 }
 args=("$script" "$name" --dtype "$dtype" --steps "$run_steps" --time --print-steps)
 
 for round in $(seq "$rounds"); do
-  plain=$("$python" -W ignore "${args[@]}" 2>/dev/null | timed_steps)
+  plain=$(plain_run | timed_steps)
   i=0
   for v in "$@"; do
     i=$((i + 1))
@@ -50,9 +50,7 @@ for round in $(seq "$rounds"); do
         *) env_settings+=("$kv") ;;
       esac
     done
-    rm -rf "$work/d"
-    dumped=$(env ${env_settings[@]+"${env_settings[@]}"} "$build/acccheck" dump --dump-path "$work/d" --step $steps -- \
-      "$python" -W ignore "${args[@]}" 2>/dev/null | timed_steps)
+    dumped=$(dumped_run "$build" "$steps" ${env_settings[@]+"${env_settings[@]}"} | timed_steps)
     awk -v i="$i" -v d="$dumped" -v p="$plain" 'BEGIN { printf "%d %.4f\n", i, d / p }' >> "$work/ratios"
   done
   echo "round $round done" >&2

@@ -16,11 +16,9 @@ rounds=${2:-21}
 a=${3:?build A}
 b=${4:?build B}
 
+args=("$script" "$name" --dtype "$dtype" --steps 7 --time --print-steps)
 first_ratio() {
-  rm -rf "$work/d"
-  "$1/acccheck" dump --dump-path "$work/d" --step 5 -- "$python" -W ignore "$script" "$name" --dtype "$dtype" \
-      --steps 7 --time --print-steps 2>/dev/null |
-    sed -n 's/^step \([0-9]*\) time \([0-9.]*\) ms/\1 \2/p' |
+  dumped_run "$1" 5 | step_lines |
     awk '{ t[$1] = $2 } END { b[1] = t[2]; b[2] = t[3]; b[3] = t[4]
       for (i = 1; i <= 3; i++) for (j = i + 1; j <= 3; j++) if (b[j] < b[i]) { x = b[i]; b[i] = b[j]; b[j] = x }
       printf "%.3f\n", t[5] / b[2] }'

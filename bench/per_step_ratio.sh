@@ -19,18 +19,15 @@ steps=${STEPS:-5 6 7}
 run_steps=${RUN_STEPS:-12}
 args=("$script" "$name" --dtype "$dtype" --steps "$run_steps" --time --print-steps)
 
-# "step N time T ms" lines → "N T" pairs on one line.
-step_times() { sed -n 's/^step \([0-9]*\) time \([0-9.]*\) ms/\1 \2/p' | tr '\n' ' '; }
+# "N T" pairs of the run's steps, on one line.
+step_times() { step_lines | tr '\n' ' '; }
 
 for round in $(seq "$rounds"); do
-  echo "0 $("$python" -W ignore "${args[@]}" 2>/dev/null | step_times)" >> "$work/times"
+  echo "0 $(plain_run | step_times)" >> "$work/times"
   i=0
   for build in "$@"; do
     i=$((i + 1))
-    rm -rf "$work/d"
-    # shellcheck disable=SC2086  # STEPS is a list of step numbers
-    echo "$i $("$build/acccheck" dump --dump-path "$work/d" --step $steps -- "$python" -W ignore "${args[@]}" 2>/dev/null |
-      step_times)" >> "$work/times"
+    echo "$i $(dumped_run "$build" "$steps" | step_times)" >> "$work/times"
   done
   echo "round $round done" >&2
 done
