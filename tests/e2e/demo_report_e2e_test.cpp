@@ -514,3 +514,70 @@ TEST_F(Demo, ReproKeepsHostileTextsInStringsAndNonFiniteScalarsAsThemselves) {
     EXPECT_FALSE(fs::exists(t / "owned"));
   }
 }
+
+// Tensor-list arguments: the in-place foreach family optimizers and clipping run on CUDA and NPU
+// (`_foreach_add_(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha) -> ()`) and index's `Tensor?[]`
+// (None items kept). repro had refused them ("a list of torch.Tensor is not supported"); a call that
+// returns nothing is judged on what it wrote, as run_ut judges it. Each tensor's inputs are copies
+// on either side: with `--device cpu` the device's call had written the very tensors the benchmark
+// was then made from.
+TEST_F(Demo, ReproRebuildsTensorListsAndJudgesWhatAForeachCallWrote) {
+  TempDir t;
+  auto tensor = [](const std::string& shape, const std::string& dtype, double lo, double hi) {
+    return "{\"type\": \"torch.Tensor\", \"dtype\": \"" + dtype + "\", \"shape\": " + shape + ", \"Max\": " +
+           std::to_string(hi) + ", \"Min\": " + std::to_string(lo) + ", \"Mean\": 0.0, \"Norm\": 1.0, \"requires_grad\": false}";
+  };
+  const std::string a = tensor("[4]", "torch.float32", -1, 1), b = tensor("[2, 3]", "torch.float32", -2, 2);
+  write_file(t / "dump.json",
+      "{\"task\": \"statistics\", \"level\": \"L1\", \"framework\": \"pytorch\", \"dump_data_dir\": null, \"data\": {"
+      "\"Aten._foreach_add_.0.forward\": {\"input_args\": [[" + a + ", " + b + "], [" + a + ", " + b + "]], "
+      "\"input_kwargs\": {\"alpha\": {\"type\": \"int\", \"value\": 2}}, \"output\": [], "
+      "\"acccheck_op\": \"aten::_foreach_add_.List(self, other, alpha)\"},"
+      "\"Aten.index.0.forward\": {\"input_args\": [" + tensor("[3, 5]", "torch.float32", -1, 1) + ", [null, " +
+      tensor("[3]", "torch.int64", 0, 4) + "]], \"input_kwargs\": {}, \"output\": [], "
+      "\"acccheck_op\": \"aten::index.Tensor(self, indices)\"}}}");
+  auto foreach = run_acccheck({"repro", "Aten._foreach_add_.0", "--dump", t / "dump.json", "-o", t / "foreach"});
+  ASSERT_EQ(foreach.exit_code, 0) << foreach.err;
+  const std::string code = read_file(t / "foreach/repro.cpp");
+  EXPECT_NE(code.find("named(\"self\", tensors({tensor({4}, at::kFloat, -1, 1), tensor({2, 3}, at::kFloat, -2, 2)}))"),
+            std::string::npos) << code.substr(0, 3000);
+  auto index = run_acccheck({"repro", "Aten.index.0", "--dump", t / "dump.json", "--device", "cpu", "-o", t / "index"});
+  ASSERT_EQ(index.exit_code, 0) << index.err;
+  EXPECT_NE(read_file(t / "index/repro.cpp").find("tensors({value(c10::IValue()), tensor({3}, at::kLong, 0, 4)})"),
+            std::string::npos) << read_file(t / "index/repro.cpp").substr(0, 3000);
+
+  // Every output line's mean relative error, in order.
+  auto mean_rels = [](const std::string& log) {
+    std::vector<double> v;
+    const std::string text = read_file(log);
+    std::regex re("\noutput [0-9]+ .* mean rel ([0-9.e+-]+)");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+      v.push_back(std::stod((*it)[1].str()));
+    return v;
+  };
+  auto run = [&](const std::string& command, const std::string& log) {
+    EXPECT_EQ(std::system((command + " > " + shell_quote(log) + " 2>&1").c_str()), 0) << read_file(log);
+    return mean_rels(log);
+  };
+  TempDir fb;
+  const std::string repro = shell_quote(acccheck::test::build_cmake_project(t / "foreach", fb) + "/repro");
+  write_file(t / "faults.yaml", "seed: 1\nfaults:\n  - {op: \"aten::_foreach_add_\", kind: rel_noise, magnitude: 1.0e-2}\n");
+  const auto healthy = run(repro, t / "healthy.log"), cpu = run(repro + " --device cpu", t / "cpu.log");
+  const auto faulty = run("ACCCHECK_NPUSIM_FAULTS=" + shell_quote(t / "faults.yaml") + " " + repro, t / "faulty.log");
+  // Two written tensors, two outputs, each judged: the float32 sums against float64 ones on a healthy
+  // device (a copy of the inputs each side, so the benchmark did not add twice), ±1 % noise planted.
+  ASSERT_EQ(healthy.size(), 2u) << read_file(t / "healthy.log");
+  ASSERT_EQ(cpu.size(), 2u) << read_file(t / "cpu.log");
+  ASSERT_EQ(faulty.size(), 2u) << read_file(t / "faulty.log");
+  EXPECT_NE(read_file(t / "healthy.log").find("output 1  Float    [2, 3]"), std::string::npos) << read_file(t / "healthy.log");
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_LT(healthy[i], 1e-5) << read_file(t / "healthy.log");
+    EXPECT_LT(cpu[i], 1e-5) << read_file(t / "cpu.log");
+    EXPECT_GT(faulty[i], 1e-3) << read_file(t / "faulty.log");
+  }
+  TempDir ib;
+  const auto indexed = run(shell_quote(acccheck::test::build_cmake_project(t / "index", ib) + "/repro"), t / "index.log");
+  ASSERT_EQ(indexed.size(), 1u) << read_file(t / "index.log");
+  EXPECT_NE(read_file(t / "index.log").find("output 0  Float    [3, 3]"), std::string::npos) << read_file(t / "index.log");
+  EXPECT_EQ(indexed[0], 0.0) << read_file(t / "index.log");  // a gather: the same elements
+}

@@ -66,6 +66,16 @@ std::string number(double v) {
   return s.str();
 }
 
+// A list of tensors, some of them perhaps None (an optional tensor list), at least one a tensor.
+bool tensor_list(const Argument& a) {
+  bool tensor = false;
+  for (const auto& i : a.items) {
+    if (i.kind == Argument::Kind::tensor) tensor = true;
+    else if (i.kind != Argument::Kind::none) return false;
+  }
+  return tensor;
+}
+
 std::string argument_code(const Argument& a, const std::string& where, const DumpHeader& header, ReproCase& g) {
   auto unsupported = [&](const std::string& what) {
     return ReproError(where + ": " + what + " is not supported by repro (use run_ut --filter-api for this entry)");
@@ -103,8 +113,17 @@ std::string argument_code(const Argument& a, const std::string& where, const Dum
       if (dt == aten_dtypes().end()) throw unsupported("dtype value");
       return "value(" + dt->second + ")";
     }
-    case Argument::Kind::size:
-    case Argument::Kind::list: {
+    case Argument::Kind::list:
+      if (tensor_list(a)) {
+        // A tensor list (`Tensor[]`: the foreach family, cat, stack; `Tensor?[]`: index's indices,
+        // where an item may be None): each item rebuilt as a tensor argument of its own.
+        std::string items;
+        for (std::size_t k = 0; k < a.items.size(); ++k)
+          items += (k ? ", " : "") + argument_code(a.items[k], where + "[" + std::to_string(k) + "]", header, g);
+        return "tensors({" + items + "})";
+      }
+      [[fallthrough]];
+    case Argument::Kind::size: {
       // torch.Size keeps its numbers in `value`; a list holds scalar arguments.
       std::string joined;
       bool ints = true, floats = true;

@@ -28,10 +28,12 @@
 namespace {
 
 // One argument of the call: a tensor (drawn between its recorded Min and Max, or read from the
-// dump's .pt file) or any other value.
+// dump's .pt file), a list of them, or any other value.
 struct Arg {
   std::string name;  // the schema argument it fills; empty: the next positional one
   bool is_tensor = false;
+  bool is_list = false;     // a tensor list: `items`, each a tensor or None
+  std::vector<Arg> items;
   std::vector<int64_t> shape;
   at::ScalarType dtype = at::kFloat;
   double min = 0, max = 0;
@@ -47,6 +49,12 @@ Arg tensor(std::vector<int64_t> shape, at::ScalarType dtype, double min, double 
   a.min = min;
   a.max = max;
   a.data_file = std::move(data_file);
+  return a;
+}
+Arg tensors(std::vector<Arg> items) {
+  Arg a;
+  a.is_list = true;
+  a.items = std::move(items);
   return a;
 }
 Arg value(c10::IValue v) {
@@ -79,6 +87,39 @@ at::ScalarType raised(at::ScalarType t) {
   if (t == at::kHalf || t == at::kBFloat16) return at::kFloat;
   if (t == at::kFloat) return at::kDouble;
   return t;
+}
+
+// The tensors an argument is made of: one for a tensor, one per item for a list (undefined for a
+// None item), none for any other value.
+std::vector<at::Tensor> make_inputs(const Arg& a, const std::string& folder) {
+  std::vector<at::Tensor> made;
+  if (a.is_tensor) made.push_back(make_tensor(a, folder));
+  for (const auto& item : a.items) made.push_back(item.is_tensor ? make_tensor(item, folder) : at::Tensor());
+  return made;
+}
+
+// A tensor list as the schema's parameter takes it: `Tensor?[]` (index's indices) keeps None items.
+template <typename Convert>
+c10::IValue list_value(const c10::Argument& param, const std::vector<at::Tensor>& made, Convert&& convert) {
+  const auto* list_type = param.type()->castRaw<c10::ListType>();
+  if (list_type && list_type->getElementType()->kind() == c10::TypeKind::OptionalType) {
+    c10::List<c10::optional<at::Tensor>> list;
+    for (const auto& t : made) list.push_back(t.defined() ? c10::optional<at::Tensor>(convert(t)) : c10::nullopt);
+    return c10::IValue(std::move(list));
+  }
+  c10::List<at::Tensor> list;
+  for (const auto& t : made) list.push_back(convert(t));
+  return c10::IValue(std::move(list));
+}
+
+// What a call that returns nothing produced: the arguments it wrote (the in-place foreach family,
+// `_foreach_add_(Tensor(a!)[] self, ...) -> ()`), as run_ut compares them. `args`: the call's
+// arguments as pushed, which share the memory the call wrote.
+std::vector<c10::IValue> written_arguments(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
+  std::vector<c10::IValue> written;
+  for (std::size_t i = 0; i < schema.arguments().size() && i < args.size(); ++i)
+    if (schema.arguments()[i].alias_info() && schema.arguments()[i].alias_info()->isWrite()) written.push_back(args[i]);
+  return written;
 }
 
 std::vector<at::Tensor> tensors_of(const std::vector<c10::IValue>& values) {
@@ -126,8 +167,8 @@ int main(int argc, char** argv) {
     const std::string folder = REPRO_SOURCE_DIR;  // the reproducer's folder (inputs/*.pt)
     at::manual_seed(seed);
     std::vector<Arg> args = case_arguments();
-    std::vector<at::Tensor> inputs;
-    for (const auto& a : args) inputs.push_back(a.is_tensor ? make_tensor(a, folder) : at::Tensor());
+    std::vector<std::vector<at::Tensor>> inputs;
+    for (const auto& a : args) inputs.push_back(make_inputs(a, folder));
 
     auto op = c10::Dispatcher::singleton().findSchemaOrThrow(kOperator, kOverload);
     // The dump leaves out arguments equal to their defaults: the schema supplies them.
@@ -146,8 +187,10 @@ int main(int argc, char** argv) {
           at::Tensor wrapped = at::scalar_to_tensor(args[i].value.toScalar());
           wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
           s.push_back(wrapped);
+        } else if (i < args.size() && args[i].is_list) {
+          s.push_back(list_value(sa, inputs[i], convert));
         } else if (i < args.size()) {
-          s.push_back(args[i].is_tensor ? c10::IValue(convert(inputs[i])) : args[i].value);
+          s.push_back(args[i].is_tensor ? c10::IValue(convert(inputs[i][0])) : args[i].value);
         } else if (sa.default_value()) {
           s.push_back(*sa.default_value());
         } else {
@@ -157,8 +200,12 @@ int main(int argc, char** argv) {
       return s;
     };
 
+    // The results: what the call returned, or what it wrote when it returns nothing.
+    auto results = [&](const torch::jit::Stack& pushed, const torch::jit::Stack& after) {
+      return op.schema().returns().empty() ? written_arguments(op.schema(), pushed) : after;
+    };
     // The device under test.
-    torch::jit::Stack device_stack;
+    torch::jit::Stack device_stack, device_args;
 #ifdef REPRO_WITH_ACCCHECK
     if (!plugin_file.empty()) {
       void* lib = dlopen(plugin_file.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -170,6 +217,7 @@ int main(int argc, char** argv) {
       device->configure(acccheck::Settings{});  // npu-sim reads ACCCHECK_NPUSIM_FAULTS here
       device->initialize({0});
       device_stack = stack_with([&](const at::Tensor& t) { return device->to_device(t); });
+      device_args = device_stack;
       device->call_operator(op, device_stack);
       device->synchronize();
       device_name = std::string((*alias)->name) + " (" + device->device().str() + ")";
@@ -178,16 +226,21 @@ int main(int argc, char** argv) {
     {
       if (!plugin_file.empty()) throw std::runtime_error("built without acccheck's SDK: --plugin is not available");
       c10::Device dev(device_name == "privateuseone" ? "privateuseone:0" : device_name);
-      device_stack = stack_with([&](const at::Tensor& t) { return t.to(dev); });
+      // Copies, always: `to()` of a tensor already on the device in its dtype returns the tensor
+      // itself, and an in-place call would then write the inputs the benchmark is made from.
+      device_stack = stack_with([&](const at::Tensor& t) { return t.to(dev, t.scalar_type(), false, /*copy=*/true); });
+      device_args = device_stack;
       op.callBoxed(&device_stack);
     }
     // The benchmark: the CPU in raised precision.
-    torch::jit::Stack bench_stack = stack_with([&](const at::Tensor& t) { return t.to(raised(t.scalar_type())); });
+    torch::jit::Stack bench_stack =
+        stack_with([&](const at::Tensor& t) { return t.to(raised(t.scalar_type()), false, /*copy=*/true); });
+    const torch::jit::Stack bench_args = bench_stack;
     op.callBoxed(&bench_stack);
 
     std::printf("%s  %s%s%s on %s vs the CPU benchmark (raised precision), seed %lld\n", kEntry, kOperator,
                 *kOverload ? "." : "", kOverload, device_name.c_str(), static_cast<long long>(seed));
-    auto d = tensors_of(device_stack), b = tensors_of(bench_stack);
+    auto d = tensors_of(results(device_args, device_stack)), b = tensors_of(results(bench_args, bench_stack));
     for (std::size_t i = 0; i < d.size() && i < b.size(); ++i) print_metrics(i, d[i], b[i]);
   } catch (const std::exception& e) {
     std::string what = e.what();
