@@ -112,6 +112,18 @@ void expand_compressed_mask(BoundCall& call, std::vector<at::Tensor>& base, cons
   }
 }
 
+// A dropout inside an operator — F.scaled_dot_product_attention's `dropout_p` (and its kernels':
+// flash, efficient, cuDNN, the CPU's), the recurrent operators' `dropout` between layers (lstm, gru,
+// rnn_*) — draws random numbers: two runs of a healthy kernel differ (a GPT's attention with
+// dropout 0.1 was an error on cpu against cpu). The call is replayed with it switched off on both
+// sides, so the operator's arithmetic is judged; the dropout is not (docs/compat.md, run_ut).
+void switch_off_inner_dropout(BoundCall& call) {
+  const auto& params = call.op.schema().arguments();
+  for (std::size_t i = 0; i < params.size() && i < call.stack.size(); ++i)
+    if ((params[i].name() == "dropout_p" || params[i].name() == "dropout") && call.stack[i].isDouble() && call.stack[i].toDouble() != 0)
+      call.stack[i] = IValue(0.0);
+}
+
 // aten::_reshape_alias(self, size, stride) is reshape's view (LibTorch 1.13 to 2.0), and its strides
 // are those of the caller's `self` — often a strided view of a larger tensor, whose strides the dump
 // does not hold (a tensor's statistics and shape only). Replayed on the input drawn here (dense,
@@ -465,6 +477,7 @@ ReplayedApi replay(const ApiRecord& fwd_in, const ApiRecord* bwd, const ReplayCo
   phases.mark("generate");
   BoundCall call = bind_operator(plan.op, args, kwargs);
   restride_reshape_alias(call);
+  switch_off_inner_dropout(call);
   if (short_api == "npu_fusion_attention" && !plan_only) expand_compressed_mask(call, base, specs, ctx.real_data_dir);
   phases.mark("bind");
   if (plan_only) {

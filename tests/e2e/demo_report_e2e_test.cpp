@@ -581,3 +581,30 @@ TEST_F(Demo, ReproRebuildsTensorListsAndJudgesWhatAForeachCallWrote) {
   EXPECT_NE(read_file(t / "index.log").find("output 0  Float    [3, 3]"), std::string::npos) << read_file(t / "index.log");
   EXPECT_EQ(indexed[0], 0.0) << read_file(t / "index.log");  // a gather: the same elements
 }
+
+// An operator with a dropout inside (the attention's dropout_p here) is reproduced as run_ut replays
+// it: switched off on both sides, and the reproducer says so. With the recorded 0.5 each side drew
+// its own mask and a healthy device differed by half its elements.
+TEST_F(Demo, ReproSwitchesOffTheDropoutInsideAnOperator) {
+  if (std::string(ACCCHECK_TORCH_FULL_VERSION).rfind("1.", 0) == 0)
+    GTEST_SKIP() << "LibTorch " << ACCCHECK_TORCH_FULL_VERSION << " has no aten::scaled_dot_product_attention";
+  TempDir t;
+  const std::string qkv = "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [1, 2, 4, 8], \"Max\": 1.0, "
+                          "\"Min\": -1.0, \"Mean\": 0.0, \"Norm\": 1.0, \"requires_grad\": false}";
+  write_file(t / "dump.json",
+      "{\"task\": \"statistics\", \"level\": \"L1\", \"framework\": \"pytorch\", \"dump_data_dir\": null, \"data\": {"
+      "\"Aten.scaled_dot_product_attention.0.forward\": {\"input_args\": [" + qkv + ", " + qkv + ", " + qkv +
+      ", null, {\"type\": \"float\", \"value\": 0.5}, {\"type\": \"bool\", \"value\": false}], \"input_kwargs\": {}, "
+      "\"output\": [], \"acccheck_op\": \"aten::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal)\"}}}");
+  auto r = run_acccheck({"repro", "Aten.scaled_dot_product_attention.0", "--dump", t / "dump.json", "--device", "cpu", "-o", t / "r"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  TempDir b;
+  const std::string log = t / "run.log";
+  const std::string command = shell_quote(acccheck::test::build_cmake_project(t / "r", b) + "/repro") + " > " + shell_quote(log) + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << read_file(log);
+  const std::string text = read_file(log);
+  EXPECT_NE(text.find("dropout_p 0.5 switched off"), std::string::npos) << text;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex("output 0 .* mean rel ([0-9.e+-]+)"))) << text;
+  EXPECT_LT(std::stod(m[1].str()), 1e-5) << text;
+}
