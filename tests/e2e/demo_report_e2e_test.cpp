@@ -46,6 +46,18 @@ std::string text_of(const std::string& dom, const std::string& id) {
   return std::regex_search(dom, m, re) ? m[1].str() : "<no #" + id + ">";
 }
 
+// Runs a built reproducer (its command line, environment first) with its output in `log`, and
+// returns each output line's mean relative error, in order.
+std::vector<double> run_repro(const std::string& command, const std::string& log) {
+  EXPECT_EQ(std::system((command + " > " + shell_quote(log) + " 2>&1").c_str()), 0) << read_file(log);
+  std::vector<double> v;
+  const std::string text = read_file(log);
+  std::regex re("\noutput [0-9]+ .* mean rel ([0-9.e+-]+)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+    v.push_back(std::stod((*it)[1].str()));
+  return v;
+}
+
 std::size_t rendered_rows(const std::string& dom) {
   std::size_t n = 0;
   for (std::size_t p = 0; (p = dom.find("class=\"tabulator-row ", p)) != std::string::npos; ++p) ++n;
@@ -200,12 +212,9 @@ TEST_F(Demo, ReproBuildsAndShowsTheDefectOnlyWhenItIsPlanted) {
   std::string build = acccheck::test::build_cmake_project(t / "repro", t);
   const std::string repro = build + "/repro";
   ASSERT_TRUE(fs::exists(repro));
-  auto mean_rel = [&](const std::string& env_and_args, const std::string& log) {
-    EXPECT_EQ(std::system((env_and_args + " > " + shell_quote(log) + " 2>&1").c_str()), 0) << read_file(log);
-    std::smatch m;
-    std::string text = read_file(log);
-    std::regex re("mean rel ([0-9.e+-]+)");
-    return std::regex_search(text, m, re) ? std::stod(m[1].str()) : -1.0;
+  auto mean_rel = [](const std::string& env_and_args, const std::string& log) {
+    const std::vector<double> v = run_repro(env_and_args, log);
+    return v.empty() ? -1.0 : v[0];
   };
   double healthy = mean_rel(shell_quote(repro), t / "healthy.log");
   EXPECT_NE(read_file(t / "healthy.log").find("Aten.gelu.0.forward  aten::gelu on npu-sim (privateuseone:0) vs the CPU benchmark"),
@@ -546,24 +555,11 @@ TEST_F(Demo, ReproRebuildsTensorListsAndJudgesWhatAForeachCallWrote) {
   EXPECT_NE(read_file(t / "index/repro.cpp").find("tensors({value(c10::IValue()), tensor({3}, at::kLong, 0, 4)})"),
             std::string::npos) << read_file(t / "index/repro.cpp").substr(0, 3000);
 
-  // Every output line's mean relative error, in order.
-  auto mean_rels = [](const std::string& log) {
-    std::vector<double> v;
-    const std::string text = read_file(log);
-    std::regex re("\noutput [0-9]+ .* mean rel ([0-9.e+-]+)");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
-      v.push_back(std::stod((*it)[1].str()));
-    return v;
-  };
-  auto run = [&](const std::string& command, const std::string& log) {
-    EXPECT_EQ(std::system((command + " > " + shell_quote(log) + " 2>&1").c_str()), 0) << read_file(log);
-    return mean_rels(log);
-  };
   TempDir fb;
   const std::string repro = shell_quote(acccheck::test::build_cmake_project(t / "foreach", fb) + "/repro");
   write_file(t / "faults.yaml", "seed: 1\nfaults:\n  - {op: \"aten::_foreach_add_\", kind: rel_noise, magnitude: 1.0e-2}\n");
-  const auto healthy = run(repro, t / "healthy.log"), cpu = run(repro + " --device cpu", t / "cpu.log");
-  const auto faulty = run("ACCCHECK_NPUSIM_FAULTS=" + shell_quote(t / "faults.yaml") + " " + repro, t / "faulty.log");
+  const auto healthy = run_repro(repro, t / "healthy.log"), cpu = run_repro(repro + " --device cpu", t / "cpu.log");
+  const auto faulty = run_repro("ACCCHECK_NPUSIM_FAULTS=" + shell_quote(t / "faults.yaml") + " " + repro, t / "faulty.log");
   // Two written tensors, two outputs, each judged: the float32 sums against float64 ones on a healthy
   // device (a copy of the inputs each side, so the benchmark did not add twice), ±1 % noise planted.
   ASSERT_EQ(healthy.size(), 2u) << read_file(t / "healthy.log");
@@ -576,7 +572,7 @@ TEST_F(Demo, ReproRebuildsTensorListsAndJudgesWhatAForeachCallWrote) {
     EXPECT_GT(faulty[i], 1e-3) << read_file(t / "faulty.log");
   }
   TempDir ib;
-  const auto indexed = run(shell_quote(acccheck::test::build_cmake_project(t / "index", ib) + "/repro"), t / "index.log");
+  const auto indexed = run_repro(shell_quote(acccheck::test::build_cmake_project(t / "index", ib) + "/repro"), t / "index.log");
   ASSERT_EQ(indexed.size(), 1u) << read_file(t / "index.log");
   EXPECT_NE(read_file(t / "index.log").find("output 0  Float    [3, 3]"), std::string::npos) << read_file(t / "index.log");
   EXPECT_EQ(indexed[0], 0.0) << read_file(t / "index.log");  // a gather: the same elements
@@ -600,11 +596,9 @@ TEST_F(Demo, ReproSwitchesOffTheDropoutInsideAnOperator) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   TempDir b;
   const std::string log = t / "run.log";
-  const std::string command = shell_quote(acccheck::test::build_cmake_project(t / "r", b) + "/repro") + " > " + shell_quote(log) + " 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << read_file(log);
+  const auto rels = run_repro(shell_quote(acccheck::test::build_cmake_project(t / "r", b) + "/repro"), log);
   const std::string text = read_file(log);
   EXPECT_NE(text.find("dropout_p 0.5 switched off"), std::string::npos) << text;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(text, m, std::regex("output 0 .* mean rel ([0-9.e+-]+)"))) << text;
-  EXPECT_LT(std::stod(m[1].str()), 1e-5) << text;
+  ASSERT_FALSE(rels.empty()) << text;
+  EXPECT_LT(rels[0], 1e-5) << text;
 }
